@@ -1,0 +1,341 @@
+"""Read recordings: CSV (spec/interfaces.md §1), NPZ, Parquet (extra ``parquet``).
+
+CSV layout: optional ``# key: value`` metadata lines, exactly one header row, comma-separated
+numbers. Columns by name, any order: ``t``, ``q1..qn``, ``tau1..taun``, optional ``dq1..dqn`` and
+``ddq1..ddqn`` (``qd``/``qdd`` also accepted). Other columns are ignored.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import FileFormatError, InputDataError, MissingExtraError
+from ..recording import Recording
+from ..units import position_scale
+
+__all__ = ["read_recording", "write_recording_csv", "MIN_SAMPLES"]
+
+MIN_SAMPLES = 50
+"""Fewest samples a recording may have (filtering, trimming and fitting need more in practice)."""
+
+_ALIASES = {"q": "q", "tau": "tau", "dq": "dq", "qd": "dq", "ddq": "ddq", "qdd": "ddq"}
+_COLUMN_RE = re.compile(r"^(q|tau|dq|qd|ddq|qdd)(\d+)$")
+
+
+def read_recording(
+    path: str | os.PathLike,
+    *,
+    n_joints: int | None = None,
+    joint_kinds: Sequence[str] | None = None,
+    units: str = "si",
+    require_tau: bool = True,
+    use_derivatives: bool = True,
+) -> Recording:
+    """Read a recording file and convert it to SI.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.csv`` (or any text), ``.npz`` or ``.parquet`` file.
+    n_joints : int, optional
+        Number of joints the model has. A file with more or fewer joints is rejected.
+    joint_kinds : sequence of {"rotary", "linear"}, optional
+        Needed for ``units="softmc"`` (deg for rotary, mm for linear joints).
+    units : {"si", "softmc"}
+        Units of positions, velocities and accelerations in the file. Torques are N·m / N in both.
+    require_tau : bool
+        Whether torque columns must be present (identification) or may be absent (prediction).
+    use_derivatives : bool
+        Whether to keep ``dq``/``ddq`` columns when the file has them.
+
+    Returns
+    -------
+    Recording
+
+    Raises
+    ------
+    FileFormatError
+        The file is missing, empty, not parseable, or lacks required columns.
+    InputDataError
+        The values are unusable: NaN/inf, time not increasing, too few samples, suspicious units.
+    """
+    path = Path(path)
+    src = str(path)
+    if not path.exists():
+        raise FileFormatError(f"{src}: no such file", hint="check the path of the recording")
+    if path.is_dir():
+        raise FileFormatError(f"{src}: is a directory, not a recording file")
+    if units not in ("si", "softmc"):
+        raise FileFormatError(f"units must be 'si' or 'softmc', got {units!r}")
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        cols, meta = _read_npz(path)
+    elif suffix in (".parquet", ".pq"):
+        cols, meta = _read_parquet(path)
+    else:
+        cols, meta = _read_csv(path)
+    rec = _assemble(cols, meta, src, n_joints, require_tau, use_derivatives)
+    if units == "softmc" or joint_kinds is not None:
+        kinds = list(joint_kinds) if joint_kinds is not None else ["rotary"] * rec.n_joints
+        if len(kinds) != rec.n_joints:
+            raise FileFormatError(f"{src}: {rec.n_joints} joints in the file but {len(kinds)} joint kinds given")
+        scale = position_scale(kinds, units)
+        _check_units(rec, kinds, units, src)
+        if units == "softmc":
+            rec = Recording(rec.t, rec.q * scale, rec.tau,
+                            None if rec.qd is None else rec.qd * scale,
+                            None if rec.qdd is None else rec.qdd * scale, rec.meta, src)
+    return rec
+
+
+def _check_units(rec: Recording, kinds: Sequence[str], units: str, src: str) -> None:
+    """Reject position ranges that are implausible in the declared units (e.g. degrees read as rad)."""
+    span = rec.q.max(axis=0) - rec.q.min(axis=0)
+    for j, kind in enumerate(kinds):
+        if units == "si" and kind == "rotary" and span[j] > 8 * np.pi:
+            raise InputDataError(
+                f"{src}, column q{j + 1}: the joint travels {span[j]:.4g} rad (> 4 turns), which looks like degrees",
+                hint="pass --units softmc for positions in deg/mm, or convert the column to rad",
+            )
+        if units == "si" and kind == "linear" and span[j] > 20.0:
+            raise InputDataError(
+                f"{src}, column q{j + 1}: the axis travels {span[j]:.4g} m, which looks like millimetres",
+                hint="pass --units softmc for positions in deg/mm, or convert the column to m",
+            )
+        if units == "softmc" and kind == "rotary" and 0 < span[j] < 0.2 and np.abs(rec.q[:, j]).max() < 2 * np.pi:
+            raise InputDataError(
+                f"{src}, column q{j + 1}: with --units softmc the joint moves only {span[j]:.3g} deg, "
+                "which looks like radians",
+                hint="drop --units softmc if the file is in SI units (rad, m)",
+            )
+
+
+def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joints: int | None,
+              require_tau: bool, use_derivatives: bool) -> Recording:
+    if "t" not in cols:
+        raise FileFormatError(f"{src}: no column 't' (time in seconds)",
+                              hint=f"the header must name t, q1.., tau1..; found {_names(cols)}")
+    groups: dict[str, dict[int, np.ndarray]] = {"q": {}, "tau": {}, "dq": {}, "ddq": {}}
+    for name, values in cols.items():
+        m = _COLUMN_RE.match(name)
+        if m:
+            groups[_ALIASES[m.group(1)]][int(m.group(2))] = values
+    nq = len(groups["q"])
+    if nq == 0:
+        raise FileFormatError(f"{src}: no joint position columns q1, q2, ...", hint=f"found columns {_names(cols)}")
+    expected = list(range(1, nq + 1))
+    if sorted(groups["q"]) != expected:
+        missing = sorted(set(range(1, max(groups["q"]) + 1)) - set(groups["q"]))
+        raise FileFormatError(f"{src}: position columns are not numbered 1..n: column q{missing[0]} is missing",
+                              hint="name the position columns q1, q2, ... without gaps")
+    if n_joints is not None and nq != n_joints:
+        if nq > n_joints:
+            raise FileFormatError(
+                f"{src}: the file has {nq} joints (q1..q{nq}) but the model has {n_joints}: columns "
+                f"{', '.join(f'q{j}' for j in range(n_joints + 1, nq + 1))} are extra",
+                hint="choose the model that matches the robot, or remove the extra joint columns")
+        raise FileFormatError(
+            f"{src}: the model has {n_joints} joints but the file has only {nq}: column q{nq + 1} is missing",
+            hint="choose the model that matches the robot, or add the missing joint columns")
+    n = nq
+
+    def stack(kind: str, required: bool) -> np.ndarray | None:
+        g = groups[kind]
+        if not g:
+            if required:
+                raise FileFormatError(f"{src}: no torque columns tau1..tau{n}",
+                                      hint="identification needs the measured joint torques as tau1..taun")
+            return None
+        for j in range(1, n + 1):
+            if j not in g:
+                prefix = {"tau": "tau", "dq": "dq", "ddq": "ddq"}[kind]
+                raise FileFormatError(f"{src}: column {prefix}{j} is missing (joints 1..{n} need one each)",
+                                      hint=f"give {prefix}1..{prefix}{n} or none of them")
+        extra = sorted(set(g) - set(range(1, n + 1)))
+        if extra:
+            prefix = {"tau": "tau", "dq": "dq", "ddq": "ddq"}[kind]
+            raise FileFormatError(f"{src}: column {prefix}{extra[0]} has no matching position column q{extra[0]}",
+                                  hint="every joint needs both a position and a torque column")
+        return np.column_stack([g[j] for j in range(1, n + 1)])
+
+    q = stack("q", True)
+    tau = stack("tau", require_tau)
+    dq = stack("dq", False) if use_derivatives else None
+    ddq = stack("ddq", False) if use_derivatives and dq is not None else None
+    t = cols["t"]
+    if t.shape[0] < MIN_SAMPLES:
+        raise InputDataError(f"{src}: only {t.shape[0]} samples; at least {MIN_SAMPLES} are needed",
+                             hint="record longer (several cycles of every joint)")
+    return Recording(t, q, tau, dq, ddq, meta, src)
+
+
+def _names(cols) -> str:
+    names = list(cols)
+    return ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none"
+
+
+def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    src = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise FileFormatError(f"{src}: cannot read the file ({err.strerror})") from err
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise FileFormatError(f"{src}: not a UTF-8 text file (byte {err.start})",
+                              hint="save the recording as UTF-8 CSV") from err
+    if "\x00" in text:
+        raise FileFormatError(f"{src}: contains NUL bytes, not a CSV text file",
+                              hint="give a CSV, .npz or .parquet recording")
+    lines = text.splitlines()
+    meta: dict[str, str] = {}
+    header_idx = None
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            body = s[1:].strip()
+            if ":" in body:
+                key, _, value = body.partition(":")
+                meta[key.strip()] = value.strip()
+            continue
+        header_idx = i
+        break
+    if header_idx is None:
+        raise FileFormatError(f"{src}: the file is empty (no header row)",
+                              hint="the first non-comment row must name the columns: t,q1,...,tau1,...")
+    header = [h.strip().strip('"').strip("'").strip() for h in lines[header_idx].split(",")]
+    if any(_is_number(h) for h in header if h):
+        raise FileFormatError(f"{src}: the first row is numbers, not a header",
+                              hint="add a header row naming the columns: t,q1,...,tau1,...")
+    seen: set[str] = set()
+    for h in header:
+        if h and h in seen:
+            raise FileFormatError(f"{src}: column {h!r} appears twice in the header")
+        seen.add(h)
+    body = [ln for ln in lines[header_idx + 1:] if ln.strip() and not ln.lstrip().startswith("#")]
+    if not body:
+        raise InputDataError(f"{src}: the header is there but there are no data rows",
+                             hint="the recording holds no samples; record again")
+    ncol = len(header)
+    try:
+        data = np.loadtxt(io.StringIO("\n".join(body)), delimiter=",", dtype=float, ndmin=2)
+    except ValueError:
+        data = None
+    if data is None or data.shape[1] != ncol:
+        _locate_bad_row(body, header, src)
+        raise FileFormatError(f"{src}: rows do not have {ncol} comma-separated numbers")  # pragma: no cover
+    cols = {h: data[:, k] for k, h in enumerate(header) if h}
+    return cols, meta
+
+
+def _locate_bad_row(body: list[str], header: list[str], src: str) -> None:
+    for r, line in enumerate(body, start=1):
+        fields = line.split(",")
+        if len(fields) != len(header):
+            raise FileFormatError(f"{src}: data row {r} has {len(fields)} fields but the header has {len(header)}",
+                                  hint="every row needs one value per header column")
+        for h, f in zip(header, fields):
+            if not _is_number(f):
+                raise FileFormatError(f"{src}, column {h or '?'}: row {r} holds {f.strip()[:20]!r}, not a number",
+                                      hint="fix or remove that row")
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_npz(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    src = str(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: np.asarray(z[k]) for k in z.files}
+    except Exception as err:  # zipfile/pickle/format errors of every kind
+        raise FileFormatError(f"{src}: not a readable .npz file ({type(err).__name__}: {err})") from err
+    cols: dict[str, np.ndarray] = {}
+    for key in ("t", "q", "tau", "dq", "ddq", "qd", "qdd"):
+        if key not in arrays:
+            continue
+        a = arrays[key]
+        if a.dtype.kind not in "fiu":
+            raise FileFormatError(f"{src}: array {key!r} has dtype {a.dtype}, expected numbers")
+        a = a.astype(float)
+        if key == "t":
+            if a.ndim != 1:
+                raise FileFormatError(f"{src}: array 't' must be 1-D, got shape {a.shape}")
+            cols["t"] = a
+            continue
+        if a.ndim == 1:
+            a = a[:, None]
+        if a.ndim != 2:
+            raise FileFormatError(f"{src}: array {key!r} must have shape (N, n_joints), got {a.shape}")
+        if "t" in arrays and a.shape[0] != np.asarray(arrays["t"]).shape[0]:
+            raise FileFormatError(f"{src}: array {key!r} has {a.shape[0]} samples but t has {np.asarray(arrays['t']).shape[0]}")
+        prefix = {"qd": "dq", "qdd": "ddq"}.get(key, key)
+        for j in range(a.shape[1]):
+            cols[f"{prefix}{j + 1}"] = a[:, j]
+    if not cols:
+        raise FileFormatError(f"{src}: the .npz holds none of the arrays t, q, tau",
+                              hint="save arrays named t (N,), q (N, n), tau (N, n)")
+    meta = {}
+    if "meta" in arrays and arrays["meta"].dtype.kind == "U":
+        meta = {"meta": str(arrays["meta"])}
+    return cols, meta
+
+
+def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as err:
+        raise MissingExtraError("reading .parquet recordings", "parquet", "pyarrow") from err
+    src = str(path)
+    try:
+        table = pq.read_table(path)
+    except Exception as err:
+        raise FileFormatError(f"{src}: not a readable Parquet file ({err})") from err
+    cols = {}
+    for name in table.column_names:
+        try:
+            cols[name.strip()] = np.asarray(table.column(name).to_numpy(), dtype=float)
+        except (TypeError, ValueError):
+            if _COLUMN_RE.match(name.strip()) or name.strip() == "t":
+                raise FileFormatError(f"{src}, column {name}: not numeric") from None
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()
+            if not k.startswith(b"pandas") and not k.startswith(b"ARROW")}
+    return cols, meta
+
+
+def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[str, str] | None = None) -> None:
+    """Write a recording as CSV (SI units) in the layout :func:`read_recording` reads."""
+    from ._atomic import atomic_write_text
+
+    n = rec.n_joints
+    names = ["t"] + [f"q{j + 1}" for j in range(n)]
+    arrays = [rec.t[:, None], rec.q]
+    if rec.tau is not None:
+        names += [f"tau{j + 1}" for j in range(n)]
+        arrays.append(rec.tau)
+    if rec.qd is not None:
+        names += [f"dq{j + 1}" for j in range(n)]
+        arrays.append(rec.qd)
+    if rec.qdd is not None:
+        names += [f"ddq{j + 1}" for j in range(n)]
+        arrays.append(rec.qdd)
+    buf = io.StringIO()
+    for k, v in {**dict(rec.meta), **(meta or {})}.items():
+        buf.write(f"# {k}: {v}\n")
+    buf.write(",".join(names) + "\n")
+    np.savetxt(buf, np.hstack(arrays), delimiter=",", fmt="%.10g")
+    atomic_write_text(path, buf.getvalue())
