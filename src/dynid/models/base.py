@@ -1,0 +1,417 @@
+"""The one model interface every robot implements, and the shared friction/actuator block.
+
+A :class:`DynamicModel` is linear in its parameters::
+
+    tau = Y(q, qd, qdd) @ p + offset(q, qd, qdd)
+
+``Y`` has shape ``(N, n_joints, n_params)``; ``offset`` holds the known torque of the configured
+payload. Friction and actuator terms are NOT part of a model: :class:`FrictionModel` adds them as
+extra columns, identically for every model, and :class:`Plant` joins the two. Pipeline, writers,
+simulator and runtime only ever talk to a :class:`Plant`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from .._validation import as_joint_array
+from ..config import ModelConfig, Payload
+from ..errors import ConfigError, ShapeError
+from ..units import force_unit, velocity_unit
+
+__all__ = ["Joint", "Parameter", "DynamicModel", "FrictionModel", "Plant", "FRICTION_TERMS"]
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint: ``name`` (axis name in the PRG, e.g. ``A1``) and ``kind`` (``rotary`` or ``linear``)."""
+
+    name: str
+    kind: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("rotary", "linear"):
+            raise ConfigError(f"joint {self.name!r}: kind must be 'rotary' or 'linear', got {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One model parameter.
+
+    name : str
+        Name as the catalogue prints it (``I``, ``L^2``, ``M*g*A``).
+    unit : str
+        SI unit.
+    description : str
+    slot : int
+        softMC ``DynamicParameter[slot]`` index (1-based).
+    role : {"dynamic", "payload", "constant"}
+        ``dynamic``: identified from an ordinary run. ``payload``: a payload coefficient (L², g·L, ...)
+        that only a run with a known payload can identify. ``constant``: a user constant, never fitted.
+    """
+
+    name: str
+    unit: str
+    description: str
+    slot: int
+    role: str = "dynamic"
+
+    def __post_init__(self) -> None:
+        if self.role not in ("dynamic", "payload", "constant"):
+            raise ConfigError(f"parameter {self.name}: unknown role {self.role!r}")
+
+
+class DynamicModel(ABC):
+    """Base class of every robot model (single axes, catalogue robots, URDF chains, parallel robots).
+
+    Subclasses set the class attributes, build ``self.joints`` and ``self.parameters`` in
+    ``__init__`` (they may depend on the configuration), and implement :meth:`_regressor`.
+    Instances are immutable: derive variants with :meth:`with_payload`.
+
+    Parameters
+    ----------
+    config : ModelConfig or mapping, optional
+        Common keys (spec/interfaces.md §4) plus the model's ``config_keys``.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    softmc_model: ClassVar[int]
+    """softMC ``DynamicModel`` number written to the PRG."""
+    element: ClassVar[str]
+    """Default element name in the PRG (``A1`` for a single axis, ``SCARA``, ``PUMA``, ...)."""
+    status: ClassVar[str] = "verified"
+    """``verified`` (checked against an independent computation) or ``experimental``."""
+    config_keys: ClassVar[Mapping[str, str]] = {}
+    notes: ClassVar[str] = ""
+    structural_rtol: ClassVar[float | None] = None
+    """Relative tolerance for structural rank; ``None`` = numpy's ``matrix_rank`` rule."""
+
+    joints: tuple[Joint, ...]
+    parameters: tuple[Parameter, ...]
+
+    def __init__(self, config: ModelConfig | Mapping[str, Any] | None = None) -> None:
+        if not isinstance(config, ModelConfig):
+            config = ModelConfig.from_dict(config, self.config_keys, model_name=self.name)
+        self.config = config
+
+    # ------------------------------------------------------------------ description
+    @property
+    def n_joints(self) -> int:
+        return len(self.joints)
+
+    @property
+    def n_params(self) -> int:
+        return len(self.parameters)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters)
+
+    @property
+    def joint_kinds(self) -> tuple[str, ...]:
+        return tuple(j.kind for j in self.joints)
+
+    @property
+    def n_slots(self) -> int:
+        """Number of ``DynamicParameter`` slots written to the PRG."""
+        return max((p.slot for p in self.parameters), default=0)
+
+    @property
+    def gravity(self) -> float:
+        return self.config.gravity
+
+    @property
+    def payload(self) -> Payload:
+        return self.config.payload
+
+    def _joint_names(self, default: Sequence[str]) -> tuple[str, ...]:
+        names = self.config.joint_names
+        if names is None:
+            return tuple(default)
+        if len(names) != len(default):
+            raise ConfigError(f"joint_names has {len(names)} names but model {self.name!r} has {len(default)} joints")
+        return tuple(names)
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return self.config.options.get(key, default)
+
+    # ------------------------------------------------------------------ dynamics
+    def regressor(self, q, qd, qdd) -> np.ndarray:
+        """Regressor ``Y`` with ``tau = Y @ p + offset``.
+
+        Parameters
+        ----------
+        q, qd, qdd : array-like, shape (N, n_joints)
+            Joint positions [rad, m], velocities and accelerations (SI).
+
+        Returns
+        -------
+        Y : ndarray, shape (N, n_joints, n_params)
+        """
+        q, qd, qdd = self._check_states(q, qd, qdd)
+        Y = self._regressor(q, qd, qdd)
+        if Y.shape != (q.shape[0], self.n_joints, self.n_params):  # pragma: no cover - programming error
+            raise ShapeError(f"model {self.name}: regressor has shape {Y.shape}")
+        return Y
+
+    @abstractmethod
+    def _regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """Model-specific regressor on validated ``(N, n_joints)`` float arrays."""
+
+    def offset(self, q, qd, qdd) -> np.ndarray:
+        """Known torque not multiplied by any parameter (payload inertia/mass terms) ``(N, n_joints)``."""
+        q, qd, qdd = self._check_states(q, qd, qdd)
+        return self._offset(q, qd, qdd)
+
+    def _offset(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        return np.zeros_like(q)
+
+    def torque(self, p, q, qd, qdd) -> np.ndarray:
+        """Rigid-body torque ``Y @ p + offset`` ``(N, n_joints)`` for parameters ``p`` ``(n_params,)``."""
+        p = np.asarray(p, dtype=float)
+        return self.regressor(q, qd, qdd) @ p + self.offset(q, qd, qdd)
+
+    def _check_states(self, q, qd, qdd):
+        n = self.n_joints
+        q = as_joint_array("q", q, n)
+        qd = as_joint_array("qd", qd, n, n_samples=q.shape[0])
+        qdd = as_joint_array("qdd", qdd, n, n_samples=q.shape[0])
+        return q, qd, qdd
+
+    # ------------------------------------------------------------------ variants and hooks
+    def with_payload(self, mass: float | None = None, inertia: float | None = None) -> "DynamicModel":
+        """The same robot carrying another payload (unchanged values where ``None``)."""
+        payload = Payload(self.payload.mass if mass is None else mass,
+                          self.payload.inertia if inertia is None else inertia)
+        return type(self)(replace(self.config, payload=payload))
+
+    def state_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Typical position range ``(lo, hi)`` ``(n_joints,)`` for random states (structural rank)."""
+        lo = np.array([-np.pi if j.kind == "rotary" else -0.5 for j in self.joints])
+        if self.config.position_limits is not None and len(self.config.position_limits) == self.n_joints:
+            lims = np.array(self.config.position_limits, dtype=float)
+            return lims[:, 0], lims[:, 1]
+        return lo, -lo
+
+    def sample_states(self, rng: np.random.Generator, n_samples: int):
+        """Random states ``(q, qd, qdd)`` inside :meth:`state_bounds`, for structural analysis."""
+        lo, hi = self.state_bounds()
+        q = rng.uniform(lo, hi, size=(n_samples, self.n_joints))
+        qd = rng.normal(size=(n_samples, self.n_joints))
+        qdd = rng.normal(size=(n_samples, self.n_joints)) * 3.0
+        return q, qd, qdd
+
+    def complete(self, values: dict[str, float], identified: Mapping[str, bool]) -> tuple[dict[str, float], list[str]]:
+        """Fill parameters the data could not identify from physics (default: leave as held).
+
+        Returns the updated values and notes for the report.
+        """
+        return values, []
+
+    def derived(self, values: Mapping[str, float]) -> dict[str, dict[str, Any]]:
+        """Physical quantities derived from identified parameters (e.g. the tilt angle of a linear axis)."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """Machine-readable description (``dynid models --json``)."""
+        from ..config import COMMON_KEYS
+
+        return {
+            "name": self.name,
+            "title": self.title,
+            "status": self.status,
+            "softmc_dynamic_model": self.softmc_model,
+            "element": self.element,
+            "joints": [{"name": j.name, "type": j.kind} for j in self.joints],
+            "parameters": [{"index": p.slot, "name": p.name, "unit": p.unit, "description": p.description,
+                            "role": p.role} for p in self.parameters],
+            "config_keys": {**{k: v for k, v in self.config_keys.items()}, **COMMON_KEYS},
+            "model_config_keys": sorted(self.config_keys),
+            "notes": self.notes,
+        }
+
+
+# ---------------------------------------------------------------------- friction and actuator block
+
+FRICTION_TERMS: dict[str, tuple[tuple[str, ...], str]] = {
+    # term: (column suffixes, description)
+    "viscous": (("viscous",), "Fv·qd"),
+    "coulomb": (("coulomb",), "Fc·sign(qd)"),
+    "offset": (("offset",), "constant torque offset"),
+    "coulomb_asym": (("coulomb_pos", "coulomb_neg"), "Fc+ for qd > 0, Fc- for qd < 0 (replaces coulomb)"),
+    "stribeck": (("stribeck",), "Fs·sign(qd)·exp(-(qd/vs)^2), vs = stribeck_velocity"),
+    "armature": (("armature",), "rotor (armature) inertia Ia·qdd at the joint"),
+}
+_TERM_ORDER = tuple(FRICTION_TERMS)
+_DISCONTINUOUS = {"coulomb", "coulomb_asym", "stribeck"}
+
+
+class FrictionModel:
+    """Per-joint friction and actuator terms, shared by every model.
+
+    Physical convention (interfaces.md §3): positive coefficients oppose motion, i.e. the motor
+    torque is ``rigid-body torque + Fv·qd + Fc·sign(qd) + ...``. The softMC sign is applied only when
+    writing the PRG.
+
+    Parameters
+    ----------
+    spec : str
+        Terms joined by ``+``, e.g. ``viscous+coulomb`` (softMC's) or ``viscous+coulomb+offset``.
+        Available: ``viscous``, ``coulomb``, ``offset``, ``coulomb_asym``, ``stribeck``, ``armature``.
+    joints : sequence of Joint
+    stribeck_velocity : float
+        [rad/s or m/s] of the ``stribeck`` term.
+    """
+
+    def __init__(self, spec: str, joints: Sequence[Joint], stribeck_velocity: float = 0.1) -> None:
+        terms = [t.strip() for t in spec.split("+") if t.strip()] if spec not in ("", "none") else []
+        for t in terms:
+            if t not in FRICTION_TERMS:
+                raise ConfigError(f"unknown friction term {t!r} in {spec!r}",
+                                  hint=f"use terms from: {', '.join(FRICTION_TERMS)} joined by '+'")
+        if len(set(terms)) != len(terms):
+            raise ConfigError(f"friction model {spec!r} names a term twice")
+        if "coulomb" in terms and "coulomb_asym" in terms:
+            raise ConfigError("friction: use either 'coulomb' or 'coulomb_asym', not both")
+        self.terms = tuple(t for t in _TERM_ORDER if t in terms)
+        self.joints = tuple(joints)
+        self.stribeck_velocity = float(stribeck_velocity)
+        self.suffixes = tuple(s for t in self.terms for s in FRICTION_TERMS[t][0])
+
+    @property
+    def spec(self) -> str:
+        return "+".join(self.terms) if self.terms else "none"
+
+    @property
+    def n_per_joint(self) -> int:
+        return len(self.suffixes)
+
+    @property
+    def n_params(self) -> int:
+        return self.n_per_joint * len(self.joints)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(f"{j.name}.{s}" for j in self.joints for s in self.suffixes)
+
+    @property
+    def param_units(self) -> tuple[str, ...]:
+        units = []
+        for j in self.joints:
+            f = force_unit(j.kind)
+            for s in self.suffixes:
+                if s == "viscous":
+                    units.append(f"{f} s/{velocity_unit(j.kind).split('/')[0]}")
+                elif s == "armature":
+                    units.append("kg m^2" if j.kind == "rotary" else "kg")
+                else:
+                    units.append(f)
+        return tuple(units)
+
+    @property
+    def discontinuous(self) -> bool:
+        return any(t in _DISCONTINUOUS for t in self.terms)
+
+    def columns(self, qd: np.ndarray, qdd: np.ndarray, sign: np.ndarray | None = None) -> np.ndarray:
+        """Friction regressor, block-diagonal per joint.
+
+        Parameters
+        ----------
+        qd, qdd : ndarray, shape (N, n_joints)
+        sign : ndarray, shape (N, n_joints), optional
+            Replacement for ``sign(qd)`` (e.g. the low-pass filtered sign used for identification so
+            the Coulomb step is smoothed like the filtered torque). Default ``np.sign(qd)``.
+
+        Returns
+        -------
+        ndarray, shape (N, n_joints, n_joints * n_per_joint)
+        """
+        N, n = qd.shape
+        s = np.sign(qd) if sign is None else sign
+        blocks = []
+        for t in self.terms:
+            if t == "viscous":
+                blocks.append(qd)
+            elif t == "coulomb":
+                blocks.append(s)
+            elif t == "offset":
+                blocks.append(np.ones_like(qd))
+            elif t == "coulomb_asym":
+                blocks.append(np.maximum(s, 0.0))  # Fc+ acts for qd > 0
+                blocks.append(np.minimum(s, 0.0))  # Fc- (positive value) acts for qd < 0
+            elif t == "stribeck":
+                blocks.append(s * np.exp(-(qd / self.stribeck_velocity) ** 2))
+            elif t == "armature":
+                blocks.append(qdd)
+        k = self.n_per_joint
+        out = np.zeros((N, n, n * k))
+        if k:
+            per = np.stack(blocks, axis=-1)  # (N, n, k)
+            for j in range(n):  # n_joints blocks, not a per-sample loop
+                out[:, j, j * k:(j + 1) * k] = per[:, j, :]
+        return out
+
+    def values_by_term(self, theta_friction: np.ndarray) -> dict[str, list[float]]:
+        """Friction coefficients grouped per suffix: ``{"viscous": [..per joint..], ...}``."""
+        v = np.asarray(theta_friction, dtype=float).reshape(len(self.joints), self.n_per_joint)
+        return {s: v[:, i].tolist() for i, s in enumerate(self.suffixes)}
+
+
+class Plant:
+    """A model plus its friction/actuator block: what the pipeline identifies and the runtime uses.
+
+    The full parameter vector is ``theta = [model parameters, friction parameters]``.
+    """
+
+    def __init__(self, model: DynamicModel, friction: FrictionModel | None = None) -> None:
+        self.model = model
+        self.friction = friction if friction is not None else FrictionModel(
+            model.config.friction, model.joints, model.config.stribeck_velocity)
+
+    @property
+    def n_joints(self) -> int:
+        return self.model.n_joints
+
+    @property
+    def n_model(self) -> int:
+        return self.model.n_params
+
+    @property
+    def n_params(self) -> int:
+        return self.model.n_params + self.friction.n_params
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return self.model.param_names + self.friction.param_names
+
+    @property
+    def param_units(self) -> tuple[str, ...]:
+        return tuple(p.unit for p in self.model.parameters) + self.friction.param_units
+
+    @property
+    def param_roles(self) -> tuple[str, ...]:
+        return tuple(p.role for p in self.model.parameters) + ("friction",) * self.friction.n_params
+
+    def regressor(self, q, qd, qdd, sign: np.ndarray | None = None) -> np.ndarray:
+        """``(N, n_joints, n_params)``: model columns then friction columns."""
+        Y = self.model.regressor(q, qd, qdd)
+        q, qd, qdd = self.model._check_states(q, qd, qdd)
+        return np.concatenate([Y, self.friction.columns(qd, qdd, sign)], axis=2)
+
+    def offset(self, q, qd, qdd) -> np.ndarray:
+        return self.model.offset(q, qd, qdd)
+
+    def torque(self, theta, q, qd, qdd, sign: np.ndarray | None = None) -> np.ndarray:
+        """Motor torque ``(N, n_joints)`` = rigid body + payload + friction/actuator terms."""
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (self.n_params,):
+            raise ShapeError(f"theta must have {self.n_params} values ({self.model.name} + friction), got {theta.shape}")
+        return self.regressor(q, qd, qdd, sign) @ theta + self.offset(q, qd, qdd)
+
+    def with_model(self, model: DynamicModel) -> "Plant":
+        return Plant(model, self.friction)
