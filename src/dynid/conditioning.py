@@ -1,0 +1,349 @@
+"""Signal conditioning before the fit (spec/identification.md §3).
+
+1. Sample period = median time step (time-stamp jitter is logging jitter: the samples are treated
+   as equally spaced, which matched measured velocities better on real data).
+2. Zero-phase Butterworth low-pass on positions and torques alike, so neither is delayed against the
+   other: the magnitude of a forward-backward order-4 Butterworth, ``1 / (1 + (f/fc)^8)`` (-6 dB at the
+   cutoff), applied in the frequency domain after an odd-symmetric extension of both ends (as
+   ``filtfilt`` pads) — vectorised FFTs, no recursion over samples.
+3. Velocity and acceleration by central differences of the filtered position
+   (``(q[k+1] - q[k-1]) / 2Ts`` and ``(q[k+1] - 2 q[k] + q[k-1]) / Ts²``), unless measured ``dq``/``ddq``
+   are given, which are then filtered the same way.
+4. Edge trimming: two cutoff periods plus the derivative stencil at each end (the filter's edge
+   transient; a record usually ends mid-motion).
+5. Per-axis velocity gating: a sample of joint j is used when ``|qd_j| > threshold_j``.
+
+Default cutoff ("derived from the data"): ``cutoff_factor`` (20) times the motion bandwidth, the
+frequency below which 99 % of the detrended position power lies (largest over the joints), within
+``[min_cutoff_hz, min(max_cutoff_hz, 0.4·fs)]``. Default velocity threshold per joint:
+``max(threshold_fraction · max|qd_j|, threshold_noise_factor · noise_std(qd_j))`` with the fraction
+1 % and the factor 2; the noise is the robust (MAD) spread of the velocity above half the cutoff.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ._validation import as_vector
+from .errors import ConfigError, InputDataError
+from .recording import Recording
+
+__all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
+           "lowpass", "butterworth_filtfilt"]
+
+
+@dataclass(frozen=True)
+class ConditioningOptions:
+    """Options of :func:`condition`. ``None`` means "derive from the data" (documented rule above).
+
+    cutoff_hz : float, optional
+        Low-pass cutoff [Hz] applied to positions and torques (softMC ``IdentFilterFreq``).
+    filter_order : int
+        Butterworth order of each pass (forward and backward).
+    cutoff_factor : float
+        Default cutoff = this × motion bandwidth.
+    min_cutoff_hz, max_cutoff_hz : float
+        Bounds of the default cutoff (softMC: below 125 Hz).
+    velocity_threshold : float or sequence, optional
+        Per-joint gating threshold [rad/s or m/s].
+    threshold_fraction, threshold_noise_factor : float
+        Default threshold rule.
+    upper_velocity_threshold : float or sequence, optional
+        Also drop samples faster than this (semi-static models).
+    trim : int, optional
+        Samples dropped at each end; default ``ceil(2 / (cutoff·Ts)) + 2``.
+    use_recorded_derivatives : bool
+        Use ``dq``/``ddq`` columns when present.
+    smooth_sign : bool
+        Low-pass ``sign(qd)`` with the same filter for the Coulomb columns, so the friction step is
+        smoothed exactly like the filtered torque ("parallel filtering").
+    torque_delay_s : float
+        The torque lags the kinematics by this much [s]; it is shifted back (linear interpolation)
+        before filtering. ``dynid identify --align`` estimates it.
+    """
+
+    cutoff_hz: float | None = None
+    filter_order: int = 4
+    cutoff_factor: float = 20.0
+    min_cutoff_hz: float = 0.5
+    max_cutoff_hz: float = 125.0
+    velocity_threshold: float | Sequence[float] | None = None
+    threshold_fraction: float = 0.01
+    threshold_noise_factor: float = 2.0
+    upper_velocity_threshold: float | Sequence[float] | None = None
+    trim: int | None = None
+    use_recorded_derivatives: bool = True
+    smooth_sign: bool = True
+    torque_delay_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.cutoff_hz is not None and not (math.isfinite(self.cutoff_hz) and self.cutoff_hz > 0):
+            raise ConfigError(f"cutoff must be a positive frequency in Hz, got {self.cutoff_hz!r}")
+        if self.filter_order < 1:
+            raise ConfigError(f"filter_order must be >= 1, got {self.filter_order}")
+        if self.trim is not None and self.trim < 0:
+            raise ConfigError(f"trim must be >= 0 samples, got {self.trim}")
+
+
+@dataclass(frozen=True)
+class Conditioned:
+    """Signals ready for the fit, trimmed: ``N = data_length`` samples, SI units.
+
+    t : (N,) ; q, qd, qdd, tau : (N, n_joints) filtered ; q_raw, tau_raw : (N, n_joints) as recorded
+    sign : (N, n_joints) sign of qd as used by the Coulomb columns (smoothed when ``smooth_sign``)
+    moving : (N, n_joints) bool, the gated samples ; velocity_threshold : (n_joints,)
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray | None
+    q_raw: np.ndarray
+    tau_raw: np.ndarray | None
+    sign: np.ndarray
+    moving: np.ndarray
+    velocity_threshold: np.ndarray
+    upper_velocity_threshold: np.ndarray | None
+    cutoff_hz: float
+    sample_period_s: float
+    raw_length: int
+    start: int
+    options: ConditioningOptions = field(repr=False, default_factory=ConditioningOptions)
+
+    @property
+    def data_length(self) -> int:
+        return int(self.t.shape[0])
+
+    @property
+    def moving_samples(self) -> np.ndarray:
+        return self.moving.sum(axis=0)
+
+    @property
+    def n_joints(self) -> int:
+        return int(self.q.shape[1])
+
+
+def _detrend(x: np.ndarray) -> np.ndarray:
+    """Remove the least-squares straight line from each column."""
+    n = x.shape[0]
+    A = np.column_stack([np.ones(n), np.linspace(-1.0, 1.0, n)])
+    coef, *_ = np.linalg.lstsq(A, x, rcond=None)
+    return x - A @ coef
+
+
+def motion_bandwidth(q: np.ndarray, dt: float, fraction: float = 0.99) -> float:
+    """Frequency [Hz] below which ``fraction`` of the detrended position power lies (max over joints).
+
+    Joints that do not move are ignored; returns 0 when nothing moves.
+    """
+    q = np.asarray(q, dtype=float)
+    n = q.shape[0]
+    x = _detrend(q) * np.hanning(n)[:, None]
+    P = np.abs(np.fft.rfft(x, axis=0)) ** 2
+    P[0] = 0.0
+    f = np.fft.rfftfreq(n, dt)
+    total = P.sum(axis=0)
+    best = 0.0
+    for j in range(q.shape[1]):  # per joint, not per sample
+        if total[j] <= 0 or np.ptp(q[:, j]) == 0:
+            continue
+        c = np.cumsum(P[:, j]) / total[j]
+        best = max(best, float(f[np.searchsorted(c, fraction)]))
+    return best
+
+
+def default_cutoff(q: np.ndarray, dt: float, options: ConditioningOptions = ConditioningOptions()) -> float:
+    """The documented default cutoff [Hz] for positions ``q`` sampled every ``dt`` seconds."""
+    fs = 1.0 / dt
+    hi = min(options.max_cutoff_hz, 0.4 * fs)
+    bw = motion_bandwidth(q, dt)
+    return float(np.clip(options.cutoff_factor * bw, min(options.min_cutoff_hz, hi), hi))
+
+
+def butterworth_filtfilt(x: np.ndarray, cutoff_hz: float, dt: float, order: int = 4, *,
+                         highpass: bool = False) -> np.ndarray:
+    """Zero-phase Butterworth filter along axis 0 with the magnitude of a forward-backward pass.
+
+    ``|H(f)|² = 1 / (1 + (f/fc)^(2·order))`` (low-pass) or ``1 − that`` (high-pass), applied to the FFT
+    of the signal extended at both ends by its odd reflection (``3/fc`` long, like ``filtfilt``'s
+    padding) with the end-to-end ramp removed, so the circular transform does not wrap.
+
+    Parameters
+    ----------
+    x : ndarray, shape (N,) or (N, n_columns)
+    cutoff_hz : float
+    dt : float
+        Sample period [s].
+    order : int
+        Butterworth order of one pass.
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+    """
+    x = np.asarray(x, dtype=float)
+    squeeze = x.ndim == 1
+    if squeeze:
+        x = x[:, None]
+    n = x.shape[0]
+    pad = int(min(n - 1, max(3 * (2 * order + 1), math.ceil(3.0 / (cutoff_hz * dt)))))
+    front = 2.0 * x[:1] - x[pad:0:-1]
+    back = 2.0 * x[-1:] - x[-2:-pad - 2:-1]
+    xe = np.concatenate([front, x, back])
+    m = xe.shape[0]
+    ramp = xe[:1] + (xe[-1:] - xe[:1]) * np.linspace(0.0, 1.0, m)[:, None]
+    nfft = 1 << int(math.ceil(math.log2(m + pad)))
+    f = np.fft.rfftfreq(nfft, dt)
+    H = 1.0 / (1.0 + (f / cutoff_hz) ** (2 * order))
+    if highpass:
+        H = 1.0 - H
+    y = np.fft.irfft(np.fft.rfft(xe - ramp, nfft, axis=0) * H[:, None], nfft, axis=0)[:m]
+    if not highpass:
+        y = y + ramp
+    y = y[pad:pad + n]
+    return y[:, 0] if squeeze else y
+
+
+def lowpass(x: np.ndarray, cutoff_hz: float, dt: float, order: int = 4) -> np.ndarray:
+    """Zero-phase Butterworth low-pass along axis 0 (see :func:`butterworth_filtfilt`)."""
+    return butterworth_filtfilt(x, cutoff_hz, dt, order)
+
+
+def default_trim(cutoff_hz: float, dt: float) -> int:
+    """Samples dropped at each end: two cutoff periods plus the 3-point derivative stencil."""
+    return int(math.ceil(2.0 / (cutoff_hz * dt) - 1e-6)) + 2
+
+
+def _shift(x: np.ndarray, samples: float) -> np.ndarray:
+    """``y[k] = x[k + samples]`` along axis 0, linear interpolation inside, linear extrapolation outside."""
+    n = x.shape[0]
+    pos = np.arange(n) + samples
+    k = np.clip(np.floor(pos).astype(int), 0, n - 2)
+    frac = (pos - k)[:, None]
+    return x[k] + frac * (x[k + 1] - x[k])
+
+
+def _central_first(x: np.ndarray, dt: float) -> np.ndarray:
+    d = np.empty_like(x)
+    d[1:-1] = (x[2:] - x[:-2]) / (2.0 * dt)
+    d[0] = (x[1] - x[0]) / dt
+    d[-1] = (x[-1] - x[-2]) / dt
+    return d
+
+
+def _central_second(x: np.ndarray, dt: float) -> np.ndarray:
+    d = np.empty_like(x)
+    d[1:-1] = (x[2:] - 2.0 * x[1:-1] + x[:-2]) / dt**2
+    d[0] = d[1]
+    d[-1] = d[-2]
+    return d
+
+
+def _noise_std(v: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
+    """Robust spread of ``v`` above half the cutoff (where motion has no power), per column."""
+    lo = 0.5 * cutoff_hz
+    if lo >= 0.49 / dt:
+        return np.zeros(v.shape[1])
+    hp = butterworth_filtfilt(v, lo, dt, 4, highpass=True)
+    mad = np.median(np.abs(hp - np.median(hp, axis=0)), axis=0)
+    return 1.4826 * mad
+
+
+def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions(),
+              joint_kinds: Sequence[str] | None = None, *, require_motion: bool = True) -> Conditioned:
+    """Filter, differentiate, trim and gate a recording.
+
+    Parameters
+    ----------
+    rec : Recording
+        SI units.
+    options : ConditioningOptions
+    joint_kinds : sequence of {"rotary", "linear"}, optional
+        Only used to word messages (rad/s vs m/s).
+    require_motion : bool
+        Raise when a joint has too few samples above its velocity threshold (identification).
+
+    Returns
+    -------
+    Conditioned
+
+    Raises
+    ------
+    InputDataError
+        Too few samples for the filter and trimming, or a joint that never moves.
+    """
+    n = rec.n_joints
+    kinds = list(joint_kinds) if joint_kinds is not None else ["rotary"] * n
+    dt = rec.sample_period
+    if not (dt > 0 and math.isfinite(dt)):
+        raise InputDataError(f"{rec.source}, column t: cannot determine the sample period")
+    if dt > 0.05:
+        raise InputDataError(
+            f"{rec.source}, column t: median sample period is {dt:.4g} s (slower than 20 Hz)"
+            + (": t looks like milliseconds" if 0.5 <= dt <= 20 else ""),
+            hint="t must be in seconds; if it is in milliseconds divide it by 1000")
+    for j in range(n):
+        if np.ptp(rec.q[:, j]) == 0.0 and (rec.qd is None or not np.any(rec.qd[:, j])):
+            raise InputDataError(f"{rec.source}, column q{j + 1}: joint {j + 1} never moves (constant position)",
+                                 hint="every joint of the model must move during the identification run")
+    cutoff = options.cutoff_hz if options.cutoff_hz is not None else default_cutoff(rec.q, dt, options)
+    if cutoff >= 0.5 / dt:
+        raise ConfigError(f"cutoff {cutoff:g} Hz is not below the Nyquist frequency {0.5 / dt:g} Hz of the recording",
+                          hint="choose a lower --cutoff")
+    order = options.filter_order
+    q_f = lowpass(rec.q, cutoff, dt, order)
+    if options.use_recorded_derivatives and rec.qd is not None:
+        qd = lowpass(rec.qd, cutoff, dt, order)
+        qdd = lowpass(rec.qdd, cutoff, dt, order) if rec.qdd is not None else _central_first(qd, dt)
+    else:
+        qd = _central_first(q_f, dt)
+        qdd = _central_second(q_f, dt)
+    tau = rec.tau
+    if tau is not None and options.torque_delay_s:
+        tau = _shift(tau, options.torque_delay_s / dt)
+    tau_f = lowpass(tau, cutoff, dt, order) if tau is not None else None
+    sgn = np.sign(qd)
+    if options.smooth_sign:
+        sgn = lowpass(sgn, cutoff, dt, order)
+
+    trim = options.trim if options.trim is not None else default_trim(cutoff, dt)
+    trim += int(math.ceil(abs(options.torque_delay_s) / dt - 1e-6))  # shifted-in samples have no data
+    N = rec.n_samples
+    if N - 2 * trim < 20:
+        raise InputDataError(
+            f"{rec.source}: {N} samples leave only {max(N - 2 * trim, 0)} after trimming {trim} at each end "
+            f"for the {cutoff:.3g} Hz filter", hint="record longer or raise --cutoff")
+    keep = slice(trim, N - trim)
+
+    qd_k = qd[keep]
+    if options.velocity_threshold is not None:
+        thr = as_vector("velocity_threshold", options.velocity_threshold, n)
+    else:
+        noise = _noise_std(qd, cutoff, dt)[None, :]
+        thr = np.maximum(options.threshold_fraction * np.abs(qd_k).max(axis=0), options.threshold_noise_factor * noise[0])
+    moving = np.abs(qd_k) > thr
+    upper = None
+    if options.upper_velocity_threshold is not None:
+        upper = as_vector("upper_velocity_threshold", options.upper_velocity_threshold, n)
+        moving &= np.abs(qd_k) < upper
+    if require_motion:
+        min_moving = 20
+        for j in range(n):
+            if moving[:, j].sum() < min_moving:
+                unit = "m/s" if kinds[j] == "linear" else "rad/s"
+                raise InputDataError(
+                    f"{rec.source}, column q{j + 1}: joint {j + 1} has only {int(moving[:, j].sum())} of "
+                    f"{qd_k.shape[0]} samples above the velocity threshold {thr[j]:.4g} {unit}",
+                    hint="the joint barely moves: excite it (move faster / wider) or lower the velocity threshold")
+    return Conditioned(
+        t=rec.t[keep], q=q_f[keep], qd=qd_k, qdd=qdd[keep],
+        tau=None if tau_f is None else tau_f[keep],
+        q_raw=rec.q[keep], tau_raw=None if tau is None else tau[keep],
+        sign=sgn[keep], moving=moving, velocity_threshold=np.asarray(thr, dtype=float),
+        upper_velocity_threshold=upper, cutoff_hz=float(cutoff), sample_period_s=float(dt),
+        raw_length=N, start=trim, options=options)

@@ -1,0 +1,159 @@
+"""Weighted linear least squares on the stacked regressor (spec/identification.md §4).
+
+Solved by QR with column pivoting on unit-scaled columns — never the normal equations. Per-joint
+weights (Gautier): ``residual_std`` (default) fits once unweighted, then weights each joint's rows
+by the inverse of its residual standard deviation; ``torque_std`` weights by ``1/std(tau_j)``;
+``none`` is ordinary least squares. Columns the data does not excite (numerical rank, relative
+tolerance ``max(shape)·eps`` on ``|R_ii|/|R_00|``) are reported and left out, never fitted to noise.
+
+Standard deviations: ``sigma² (W^T W)^-1`` from the QR factor, inflated by the integrated
+autocorrelation time of the residual. The signals are low-pass filtered, so neighbouring rows are
+far from independent (about ``fs / (2·cutoff)`` samples per independent one); without the
+inflation the standard deviations would be several times too small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+from .errors import ConfigError, IdentifiabilityError
+
+__all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time"]
+
+WEIGHTINGS = ("residual_std", "torque_std", "none")
+
+
+@dataclass(frozen=True)
+class LeastSquares:
+    """Result of :func:`weighted_lstsq`.
+
+    x : (k,) estimate (0 for columns not excited) ; std : (k,) standard deviation (NaN if not excited)
+    excited : (k,) bool ; rank : int ; condition_number : float (of the unweighted W, 2-norm)
+    condition_number_scaled : float (weighted, unit columns) ; weights : (n_joints,) per-joint row weights
+    sigma2 : float, weighted residual variance
+    correlation_time : float, integrated autocorrelation time of the residual [samples] (std inflation²)
+    """
+
+    x: np.ndarray
+    std: np.ndarray
+    excited: np.ndarray
+    rank: int
+    condition_number: float
+    condition_number_scaled: float
+    weights: np.ndarray
+    sigma2: float
+    correlation_time: float = 1.0
+
+
+def autocorrelation_time(x: np.ndarray, c: float = 5.0) -> float:
+    """Integrated autocorrelation time ``1 + 2 Σ ρ_k`` of a series [samples], Sokal's automatic window.
+
+    The sum stops at the first lag ``k >= c·τ(k)``; returns 1 for white noise.
+    """
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    if n < 8:
+        return 1.0
+    x = x - x.mean()
+    f = np.fft.rfft(x, 2 * n)
+    acf = np.fft.irfft(f * np.conj(f))[:n]
+    if acf[0] <= 0:
+        return 1.0
+    rho = acf / acf[0]
+    tau = 2.0 * np.cumsum(rho) - 1.0
+    k = np.arange(n)
+    stop = np.nonzero(k >= c * tau)[0]
+    t = float(tau[stop[0]]) if stop.size else float(tau[-1])
+    return max(1.0, t)
+
+
+def _solve(Ws: np.ndarray, y: np.ndarray, rtol: float | None):
+    Q, R, piv = linalg.qr(Ws, mode="economic", pivoting=True, check_finite=False)
+    d = np.abs(np.diag(R))
+    tol = (max(Ws.shape) * np.finfo(float).eps if rtol is None else rtol) * (d[0] if d.size else 0.0)
+    r = int((d > tol).sum())
+    z = np.zeros(Ws.shape[1])
+    if r:
+        z[piv[:r]] = linalg.solve_triangular(R[:r, :r], Q[:, :r].T @ y, check_finite=False)
+    return z, R[:r, :r], piv, r
+
+
+def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: int, *,
+                   weighting: str = "residual_std", rtol: float | None = None) -> LeastSquares:
+    """Solve ``W x ≈ y`` with per-joint row weights.
+
+    Parameters
+    ----------
+    W : ndarray, shape (n_rows, k)
+        Stacked regressor rows (only the gated samples).
+    y : ndarray, shape (n_rows,)
+        Torques [N m or N] minus known contributions.
+    joint : ndarray of int, shape (n_rows,)
+        Joint index (0-based) of each row.
+    n_joints : int
+    weighting : {"residual_std", "torque_std", "none"}
+    rtol : float, optional
+        Relative rank tolerance (default ``max(shape)·eps``).
+
+    Raises
+    ------
+    IdentifiabilityError
+        Fewer rows than columns, or nothing excited.
+    """
+    if weighting not in WEIGHTINGS:
+        raise ConfigError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+    n_rows, k = W.shape
+    if n_rows <= k:
+        raise IdentifiabilityError(f"{n_rows} usable torque samples for {k} parameters",
+                                   hint="record longer or move faster so more samples pass the velocity threshold")
+    scale = np.linalg.norm(W, axis=0)
+    scale[scale == 0] = 1.0
+    Ws = W / scale
+
+    def joint_std(v: np.ndarray) -> np.ndarray:
+        cnt = np.bincount(joint, minlength=n_joints).astype(float)
+        mean = np.bincount(joint, v, minlength=n_joints) / np.maximum(cnt, 1)
+        var = np.bincount(joint, (v - mean[joint]) ** 2, minlength=n_joints) / np.maximum(cnt - 1, 1)
+        return np.sqrt(var)
+
+    w = np.ones(n_joints)
+    if weighting == "torque_std":
+        s = joint_std(y)
+        w = 1.0 / np.where(s > 0, s, 1.0)
+    elif weighting == "residual_std" and n_joints > 1:
+        z0, *_ = _solve(Ws, y, rtol)
+        s = joint_std(y - Ws @ z0)
+        pos = s[s > 0]
+        floor = 1e-6 * (pos.max() if pos.size else 1.0)
+        w = 1.0 / np.maximum(s, floor)
+    if n_joints > 1:
+        w = w / w.max()
+    wr = w[joint]
+    Ww = Ws * wr[:, None]
+    yw = y * wr
+    z, R, piv, r = _solve(Ww, yw, rtol)
+    if r == 0:
+        raise IdentifiabilityError("the recording excites none of the model's parameters",
+                                   hint="check that the joints move and the torques are not all zero")
+    excited = np.zeros(k, dtype=bool)
+    excited[piv[:r]] = True
+    res = yw - Ww @ z
+    dof = max(n_rows - r, 1)
+    sigma2 = float(res @ res / dof)
+    counts = np.bincount(joint, minlength=n_joints)
+    taus = np.array([autocorrelation_time(res[joint == j]) if counts[j] else 1.0 for j in range(n_joints)])
+    corr_time = float(np.sum(taus * counts) / max(counts.sum(), 1))
+    Rinv = linalg.solve_triangular(R, np.eye(r), check_finite=False)
+    cov_diag = corr_time * sigma2 * np.sum(Rinv**2, axis=1)
+    std = np.full(k, np.nan)
+    std[piv[:r]] = np.sqrt(cov_diag) / scale[piv[:r]]
+    sv_scaled = linalg.svdvals(R, check_finite=False)
+    cond_scaled = float(sv_scaled[0] / sv_scaled[-1]) if sv_scaled[-1] > 0 else float("inf")
+    R_raw = linalg.qr(W[:, excited], mode="r", check_finite=False)[0][: excited.sum()]
+    sv = linalg.svdvals(R_raw, check_finite=False)
+    cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+    return LeastSquares(x=z / scale, std=std, excited=excited, rank=r, condition_number=cond,
+                        condition_number_scaled=cond_scaled, weights=w, sigma2=sigma2, correlation_time=corr_time)

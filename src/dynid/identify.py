@@ -1,0 +1,225 @@
+"""The identification pipeline: ``Recording -> Conditioned -> regression -> fit -> Identification``.
+
+>>> from dynid.models import make_model, Plant
+>>> from dynid.sim import SineMotion, simulate
+>>> plant = Plant(make_model("rotary1"))
+>>> rec = simulate(plant, [0.02, 0.5, 0.3], SineMotion([-1.0], [1.0], [1.0], record_s=6.0), seed=1)
+>>> res = identify(rec, plant)
+>>> bool(res.success), round(res.values["I"], 2)
+(True, 0.02)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .base_params import BaseParameters, structural_base
+from .conditioning import Conditioned, ConditioningOptions, condition
+from .errors import ConfigError, IdentifiabilityError
+from .fit import LeastSquares, weighted_lstsq
+from .metrics import RelativeErrors, relative_errors
+from .models.base import Plant
+from .recording import Recording
+
+__all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus"]
+
+
+class ParameterStatus:
+    """Why a parameter has its value."""
+
+    IDENTIFIED = "identified"          # estimated from the data (possibly as a base combination)
+    KNOWN = "known"                    # given in the configuration, held fixed
+    NOT_IDENTIFIABLE = "not identifiable"  # structurally (e.g. L^2 without payload): held at 0
+    NOT_EXCITED = "not excited"        # structurally identifiable, but this recording does not excite it
+    DERIVED = "derived"                # filled by the model from physics (e.g. g*cos(alpha) = p2/p1)
+    CONSTANT = "constant"              # a user constant of the model (never identified)
+
+
+@dataclass(frozen=True)
+class IdentifyOptions:
+    """Options of :func:`identify`.
+
+    conditioning : ConditioningOptions
+    weighting : {"residual_std", "torque_std", "none"}
+    allowed_error : float
+        softMC's success threshold on the max relative torque error (0.5 = 50 %).
+    structural_states : int
+        Random states used for the structural base-parameter analysis.
+    seed : int
+        Seed of those random states.
+    align_torque : bool
+        Estimate the torque/kinematics delay after a first fit and, if it is at least half a
+        sample, shift the torque and fit again (the shift is recorded in the conditioning options).
+    """
+
+    conditioning: ConditioningOptions = field(default_factory=ConditioningOptions)
+    weighting: str = "residual_std"
+    allowed_error: float = 0.5
+    structural_states: int = 400
+    seed: int = 0
+    align_torque: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.allowed_error:
+            raise ConfigError(f"allowed_error must be positive, got {self.allowed_error}")
+
+
+@dataclass(frozen=True)
+class Identification:
+    """Everything an identification run produced (SI units). Writers only read it."""
+
+    plant: Plant
+    theta: np.ndarray                 # (n_params,) full parameter vector: model then friction
+    std: np.ndarray                   # (n_params,) NaN where not estimated
+    status: tuple[str, ...]           # (n_params,) ParameterStatus per parameter
+    base: BaseParameters              # structural base (known parameters excluded)
+    base_values: np.ndarray           # (n_base,)
+    base_std: np.ndarray              # (n_base,)
+    base_excited: np.ndarray          # (n_base,) bool
+    lsq: LeastSquares
+    cond: Conditioned
+    tcmd: np.ndarray                  # (N, n_joints) model torque on the conditioned samples
+    errors: RelativeErrors
+    diagnostics: tuple               # of dynid.diagnostics.Diagnostic
+    notes: tuple[str, ...]
+    derived: Mapping[str, Any]
+
+    @property
+    def success(self) -> bool:
+        return self.errors.success
+
+    @property
+    def message(self) -> str:
+        worst = int(np.argmax(self.errors.max_relative)) + 1
+        pct = 100 * float(np.max(self.errors.max_relative))
+        lim = 100 * self.errors.allowed
+        if self.success:
+            return f"identification succeeded: max relative torque error {pct:.2f} % (axis {worst}) < {lim:.2f} %"
+        return f"identification failed: max relative torque error {pct:.2f} % on axis {worst} exceeds {lim:.2f} %"
+
+    @property
+    def values(self) -> dict[str, float]:
+        return dict(zip(self.plant.param_names, self.theta.tolist()))
+
+    @property
+    def model_values(self) -> np.ndarray:
+        return self.theta[: self.plant.n_model]
+
+    @property
+    def friction_values(self) -> np.ndarray:
+        return self.theta[self.plant.n_model:]
+
+    @property
+    def te(self) -> np.ndarray:
+        return self.tcmd - self.cond.tau
+
+
+def _known(plant: Plant) -> dict[int, float]:
+    names = plant.param_names
+    known: dict[int, float] = {}
+    for key, value in plant.model.config.parameters.items():
+        if key not in names:
+            raise ConfigError(f"configuration 'parameters' names {key!r}, which model {plant.model.name!r} does not have",
+                              hint=f"parameters are: {', '.join(names)}")
+        known[names.index(key)] = float(value)
+    for i, role in enumerate(plant.param_roles):
+        if role == "constant" and i not in known:
+            known[i] = 0.0
+    return known
+
+
+def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
+             progress: Callable[[str, float], None] | None = None) -> Identification:
+    """Identify the parameters of ``plant`` from a recording.
+
+    Parameters
+    ----------
+    rec : Recording
+        SI units, with torques.
+    plant : Plant
+        Model + friction block; its configuration supplies payload, known parameters and limits.
+    options : IdentifyOptions
+    progress : callable(stage, fraction), optional
+        Called between stages (the command line draws a progress bar with it).
+
+    Returns
+    -------
+    Identification
+        ``success`` follows softMC's 50 % rule; a failed rule is a result, not an exception.
+
+    Raises
+    ------
+    InputDataError, IdentifiabilityError
+        Unusable data (no motion, too few samples).
+    """
+    from .diagnostics import MIN_DELAY_SAMPLES, diagnose, estimate_delay
+
+    if options.align_torque:
+        first = identify(rec, plant, replace(options, align_torque=False))
+        delay, _ = estimate_delay(first)
+        if abs(delay) < MIN_DELAY_SAMPLES * first.cond.sample_period_s:
+            return first
+        copt = replace(options.conditioning, torque_delay_s=options.conditioning.torque_delay_s + delay)
+        return identify(rec, plant, replace(options, conditioning=copt, align_torque=False), progress=progress)
+    step = progress or (lambda stage, frac: None)
+    if rec.tau is None:
+        raise IdentifiabilityError(f"{rec.source}: the recording has no torque columns", hint="identification needs tau1..taun")
+    if rec.n_joints != plant.n_joints:
+        raise IdentifiabilityError(f"{rec.source}: {rec.n_joints} joints recorded, model {plant.model.name!r} has {plant.n_joints}")
+    step("conditioning", 0.0)
+    cond = condition(rec, options.conditioning, plant.model.joint_kinds)
+    step("structural analysis", 0.2)
+    known = _known(plant)
+    base = structural_base(plant, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+    indep = base.independent
+    step("regressor", 0.35)
+    Y = plant.regressor(cond.q, cond.qd, cond.qdd, sign=cond.sign)        # (N, n, P)
+    off = plant.offset(cond.q, cond.qd, cond.qdd)                          # (N, n)
+    theta_known = np.zeros(plant.n_params)
+    for i, v in known.items():
+        theta_known[i] = v
+    mask = cond.moving
+    rows = Y[mask]                                                         # (n_rows, P), sample-major
+    joint = np.nonzero(mask)[1]
+    y = cond.tau[mask] - off[mask] - rows @ theta_known
+    step("least squares", 0.55)
+    lsq = weighted_lstsq(rows[:, indep], y, joint, plant.n_joints, weighting=options.weighting)
+    del rows
+    beta = lsq.x
+    theta = base.to_full(beta, theta_known[base.dependent])
+    std = np.full(plant.n_params, np.nan)
+    std[indep] = lsq.std
+    status = []
+    for i in range(plant.n_params):
+        if plant.param_roles[i] == "constant":
+            status.append(ParameterStatus.CONSTANT)
+        elif i in known:
+            status.append(ParameterStatus.KNOWN)
+        elif i in set(indep.tolist()):
+            status.append(ParameterStatus.IDENTIFIED if lsq.excited[list(indep).index(i)] else ParameterStatus.NOT_EXCITED)
+        else:
+            status.append(ParameterStatus.NOT_IDENTIFIABLE)
+    names = plant.param_names
+    values = dict(zip(names, theta.tolist()))
+    identified = {n: s == ParameterStatus.IDENTIFIED for n, s in zip(names, status)}
+    values, notes = plant.model.complete(values, identified)
+    theta_c = np.array([values[n] for n in names])
+    for i in range(plant.n_params):
+        if theta_c[i] != theta[i] and status[i] in (ParameterStatus.NOT_IDENTIFIABLE, ParameterStatus.NOT_EXCITED):
+            status[i] = ParameterStatus.DERIVED
+    theta = theta_c
+    step("evaluation", 0.75)
+    tcmd = Y @ theta + off
+    del Y
+    errors = relative_errors(tcmd, cond.tau, mask, options.allowed_error)
+    ident = Identification(
+        plant=plant, theta=theta, std=std, status=tuple(status), base=base, base_values=beta,
+        base_std=lsq.std, base_excited=lsq.excited, lsq=lsq, cond=cond, tcmd=tcmd, errors=errors,
+        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values))
+    step("diagnostics", 0.9)
+    ident = replace(ident, diagnostics=tuple(diagnose(ident)))
+    step("done", 1.0)
+    return ident

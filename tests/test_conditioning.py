@@ -1,0 +1,112 @@
+"""Conditioning: zero-phase filtering, derivatives, default cutoff and threshold rules, trimming, gating."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dynid.conditioning import (ConditioningOptions, condition, default_cutoff, default_trim, lowpass,
+                                motion_bandwidth)
+from dynid.errors import ConfigError, InputDataError
+from dynid.recording import Recording
+
+
+def sine_rec(f=0.5, amp=1.0, dt=1e-3, T=20.0, noise=0.0, seed=0):
+    """q = amp·sin(2π f t); tau = q (any signal works for conditioning tests)."""
+    t = np.arange(0.0, T, dt)
+    q = amp * np.sin(2 * np.pi * f * t)
+    tau = q + np.random.default_rng(seed).normal(size=t.size) * noise
+    return Recording(t, q[:, None], tau[:, None])
+
+
+def test_lowpass_keeps_constants_and_delays_nothing():
+    t = np.arange(0, 10, 1e-3)
+    x = 3.0 + np.sin(2 * np.pi * 1.0 * t)
+    y = lowpass(x[:, None], 20.0, 1e-3)[:, 0]
+    mid = slice(1000, -1000)
+    np.testing.assert_allclose(y[mid], x[mid], atol=1e-6)  # no phase lag, no gain change, constant kept
+
+
+def test_derivatives_are_central_differences_of_the_filtered_position():
+    """q = sin(w t): qd = w cos(w t), qdd = -w² sin(w t) to the 3-point truncation error."""
+    rec = sine_rec(f=0.5)
+    c = condition(rec, ConditioningOptions(cutoff_hz=20.0))
+    w = 2 * np.pi * 0.5
+    np.testing.assert_allclose(c.qd[:, 0], w * np.cos(w * c.t), atol=1e-5 * w)
+    inner = slice(200, -200)  # the last samples kept still feel the filter's edge (odd extension) slightly
+    np.testing.assert_allclose(c.qdd[inner, 0], -w**2 * np.sin(w * c.t[inner]), atol=1e-5 * w**2)
+    np.testing.assert_allclose(c.qdd[:, 0], -w**2 * np.sin(w * c.t), atol=1e-3 * w**2)
+
+
+def test_default_cutoff_is_twenty_times_the_motion_bandwidth():
+    rec = sine_rec(f=0.5)
+    bw = motion_bandwidth(rec.q, rec.sample_period)
+    assert bw == pytest.approx(0.5, abs=0.06)
+    assert default_cutoff(rec.q, rec.sample_period) == pytest.approx(20 * bw)
+    fast = sine_rec(f=20.0)  # would be 400 Hz: capped at min(125 Hz, 0.4 fs)
+    assert default_cutoff(fast.q, fast.sample_period) == pytest.approx(125.0)
+    slow = sine_rec(f=0.005, T=400.0, dt=1e-2)  # would be 0.1 Hz: raised to 0.5 Hz
+    assert default_cutoff(slow.q, slow.sample_period) == pytest.approx(0.5)
+
+
+def test_trimming_reports_both_lengths():
+    rec = sine_rec()
+    c = condition(rec, ConditioningOptions(cutoff_hz=10.0))
+    trim = default_trim(10.0, 1e-3)
+    assert trim == 202
+    assert c.raw_length == rec.n_samples and c.data_length == rec.n_samples - 2 * trim and c.start == trim
+    np.testing.assert_array_equal(c.q_raw, rec.q[trim:-trim])
+
+
+def test_velocity_threshold_default_rule_and_gating():
+    rec = sine_rec(f=0.5, amp=2.0)
+    c = condition(rec)
+    vmax = 2.0 * 2 * np.pi * 0.5
+    assert c.velocity_threshold[0] == pytest.approx(0.01 * vmax, rel=0.02)
+    assert np.array_equal(c.moving[:, 0], np.abs(c.qd[:, 0]) > c.velocity_threshold[0])
+    c2 = condition(rec, ConditioningOptions(velocity_threshold=1.0, upper_velocity_threshold=5.0))
+    assert np.all(np.abs(c2.qd[c2.moving]) > 1.0) and np.all(np.abs(c2.qd[c2.moving]) < 5.0)
+
+
+def test_noise_raises_the_default_threshold():
+    """Encoder noise: the threshold becomes twice the velocity noise (within a factor 1.5 of the true spread)."""
+    t = np.arange(0, 20, 1e-3)
+    w = 2 * np.pi * 0.5
+    q = 0.5 * np.sin(w * t) + np.random.default_rng(1).normal(size=t.size) * 1e-3
+    c = condition(Recording(t, q[:, None], q[:, None]), ConditioningOptions(cutoff_hz=40.0))
+    vmax = np.abs(c.qd).max()
+    true_noise = np.std(c.qd[:, 0] - 0.5 * w * np.cos(w * c.t))
+    assert c.velocity_threshold[0] > 0.01 * vmax  # the noise term dominates
+    assert 2 * true_noise / 1.5 < c.velocity_threshold[0] < 2 * true_noise * 1.5
+
+
+def test_torque_delay_shifts_the_torque_back():
+    t = np.arange(0, 10, 1e-3)
+    q = np.sin(2 * np.pi * 0.5 * t)
+    late = np.sin(2 * np.pi * 0.5 * (t - 0.003))  # the torque lags by 3 ms
+    c = condition(Recording(t, q[:, None], late[:, None]), ConditioningOptions(cutoff_hz=20.0, torque_delay_s=0.003))
+    np.testing.assert_allclose(c.tau[:, 0], c.q[:, 0], atol=1e-5)
+
+
+def test_joint_that_never_moves_is_an_input_error():
+    t = np.arange(0, 10, 1e-3)
+    q = np.column_stack([np.sin(t), np.zeros_like(t)])
+    with pytest.raises(InputDataError, match="column q2.*never moves"):
+        condition(Recording(t, q, q))
+    q = np.column_stack([np.sin(t), 1e-7 * np.sin(t)])  # moves, but never above the threshold
+    with pytest.raises(InputDataError, match="q2"):
+        condition(Recording(t, q, q), ConditioningOptions(velocity_threshold=[0.01, 0.01]))
+
+
+def test_time_in_milliseconds_is_rejected():
+    t = np.arange(0, 2000, 1.0)
+    q = np.sin(t / 100)
+    with pytest.raises(InputDataError, match="milliseconds"):
+        condition(Recording(t, q[:, None], q[:, None]))
+
+
+def test_bad_cutoff_is_a_config_error():
+    with pytest.raises(ConfigError):
+        ConditioningOptions(cutoff_hz=-1.0)
+    with pytest.raises(ConfigError, match="Nyquist"):
+        condition(sine_rec(), ConditioningOptions(cutoff_hz=600.0))
