@@ -1,0 +1,1 @@
+"""The ``dynid`` command line."""

@@ -1,0 +1,47 @@
+"""Human-readable summaries (stdout) of results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..identify import Identification
+from ..units import velocity_unit
+from ._common import fmt, table
+
+
+def identification(ident: Identification, element: str, source: str) -> str:
+    plant, cond, err = ident.plant, ident.cond, ident.errors
+    model = plant.model
+    verdict = "SUCCEEDED" if ident.success else "FAILED"
+    out = [f"{model.name} ({model.title}) on {source}: identification {verdict} for {element}",
+           f"  {ident.message}", ""]
+    rows = []
+    for j, joint in enumerate(model.joints):
+        rows.append((f"{j + 1} {joint.name}", f"{100 * err.max_relative[j]:.2f} %", f"{100 * err.mean_relative[j]:.2f} %",
+                     f"{cond.moving_samples[j]}/{cond.data_length}",
+                     f"{cond.velocity_threshold[j]:.6f} {velocity_unit(joint.kind)}"))
+    out.append(table(rows, ["axis", "max rel. err", "mean rel. err", "moving/used", "threshold"]))
+    out.append(f"cutoff {cond.cutoff_hz:.3f} Hz; data length {cond.data_length} of {cond.raw_length} raw samples; "
+               f"condition number {ident.lsq.condition_number:.4g} (scaled {ident.lsq.condition_number_scaled:.4g}); "
+               f"{ident.base.n_base} base parameters")
+    out.append("")
+    prow = []
+    for i, (name, unit) in enumerate(zip(plant.param_names, plant.param_units)):
+        v, s = ident.theta[i], ident.std[i]
+        rel = f"{100 * s / abs(v):.2f} %" if np.isfinite(s) and v != 0 else "-"
+        prow.append((name, fmt(v, 7), unit, fmt(s, 3) if np.isfinite(s) else "-", rel, ident.status[i]))
+    out.append(table(prow, ["parameter", "value", "unit", "std", "rel. std", "status"]))
+    combos = [(e) for e, i in zip(ident.base.expressions(), ident.base.independent) if e != plant.param_names[i]]
+    if combos:
+        out.append("base parameters (identified combinations): " + "; ".join(combos))
+    for k, d in ident.derived.items():
+        out.append(f"derived: {k} = {fmt(d['value'], 6)} {d['unit']} ({d['description']})")
+    for note in ident.notes:
+        out.append(f"note: {note}")
+    out.append("")
+    if ident.diagnostics:
+        out.append("diagnostics:")
+        out += [f"  [{d.severity}] {d.message}" for d in ident.diagnostics]
+    else:
+        out.append("diagnostics: none — the motion and the fit look sound")
+    return "\n".join(out)

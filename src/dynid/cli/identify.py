@@ -1,0 +1,102 @@
+"""``dynid identify``: condition a recording, fit a model, write IDNT<group>.PRG/.REC and result.json."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..conditioning import ConditioningOptions
+from ..config import load_config_file
+from ..errors import ConfigError
+from ..fit import WEIGHTINGS
+from ..identify import IdentifyOptions, identify
+from ..io.recording import read_recording
+from ..models import Plant, make_model
+from ..outputs import default_element, result_dict, write_outputs
+from . import _summary
+from ._common import EXIT_FAILED, EXIT_OK, Progress, parse_floats, print_json
+
+
+def add_common_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, metavar="NAME", help="model name (see 'dynid models')")
+    p.add_argument("--config", metavar="FILE", help="model configuration (JSON, YAML or TOML)")
+    p.add_argument("--urdf", metavar="FILE", help="URDF of the robot (model 'serial')")
+    p.add_argument("--friction", metavar="TERMS", help="friction model, e.g. viscous+coulomb+offset (overrides the config)")
+
+
+def build_model(args):
+    config = load_config_file(args.config) if args.config else {}
+    if args.friction:
+        config["friction"] = args.friction
+    kwargs = {}
+    if getattr(args, "urdf", None):
+        kwargs["urdf"] = args.urdf
+    try:
+        return make_model(args.model, config, **kwargs)
+    except TypeError as err:
+        if "urdf" in kwargs:
+            raise ConfigError(f"model {args.model!r} does not take --urdf", hint="use --model serial for URDF robots") from err
+        raise
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "identify", help="identify a model from a recording",
+        description="Identify the dynamic parameters of a model from a recording (CSV/NPZ/Parquet with t, q1.., "
+                    "tau1.., optional dq.., ddq..). Writes IDNT<group>.PRG (softMC parameter program), "
+                    "IDNT<group>.REC (record of the identification data) and result.json into --out. "
+                    "Exit status 1 when the fit fails softMC's 50 %% rule.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("recording", metavar="REC", help="recording file")
+    add_common_model_args(p)
+    p.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass cutoff (default: 20 x the motion bandwidth, "
+                   "within 0.5 Hz .. min(125 Hz, 0.4 fs))")
+    p.add_argument("--units", choices=("si", "softmc"), default="si",
+                   help="position units of the file: si (rad, m) or softmc (deg, mm)")
+    p.add_argument("--element", metavar="NAME", help="softMC element name in the PRG (default: robot type, or the axis name)")
+    p.add_argument("--group", type=int, default=1, metavar="N", help="group number: output files IDNT<N>.PRG/.REC")
+    p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder")
+    p.add_argument("--threshold", metavar="V[,V..]", help="velocity gating threshold per joint [rad/s or m/s] "
+                   "(default: max(1 %% of peak velocity, 2 x velocity noise))")
+    p.add_argument("--weighting", choices=WEIGHTINGS, default="residual_std", help="per-joint weighting of the fit")
+    p.add_argument("--allowed", type=float, default=50.0, metavar="PCT", help="success threshold on the max relative error [%%]")
+    p.add_argument("--trim", type=int, metavar="N", help="samples dropped at each end (default: 2 cutoff periods)")
+    p.add_argument("--torque-delay", type=float, default=0.0, metavar="SEC",
+                   help="the torque lags the positions by SEC seconds; shift it back before fitting")
+    p.add_argument("--align", action="store_true", help="estimate the torque/position delay and align before fitting")
+    p.add_argument("--no-report", action="store_true", help="do not write report.html")
+    p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.set_defaults(run=run)
+
+
+def identify_options(args) -> IdentifyOptions:
+    thr = parse_floats(args.threshold, "--threshold") if args.threshold else None
+    if thr is not None and len(thr) == 1:
+        thr = thr[0]
+    copt = ConditioningOptions(cutoff_hz=args.cutoff, velocity_threshold=thr, trim=args.trim,
+                               torque_delay_s=args.torque_delay)
+    return IdentifyOptions(conditioning=copt, weighting=args.weighting, allowed_error=args.allowed / 100.0,
+                           align_torque=args.align)
+
+
+def run(args) -> int:
+    model = build_model(args)
+    plant = Plant(model)
+    options = identify_options(args)
+    if args.group < 0:
+        raise ConfigError(f"--group must be >= 0, got {args.group}")
+    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units)
+    progress = Progress("identify", quiet=args.quiet or args.json)
+    ident = identify(rec, plant, options, progress=progress)
+    progress.close()
+    element = args.element or default_element(ident)
+    source = {"recording": str(Path(args.recording).resolve()), "units": args.units}
+    written = write_outputs(ident, args.out, element=element, group=args.group, source=source)
+    if args.json:
+        print_json(result_dict(ident, element=element, group=args.group, source=source))
+    else:
+        print(_summary.identification(ident, element, args.recording))
+        print("outputs: " + ", ".join(str(p) for p in written.values()))
+    return EXIT_OK if ident.success else EXIT_FAILED

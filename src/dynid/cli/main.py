@@ -1,0 +1,65 @@
+"""``dynid`` entry point: builds the argparse tree; each subcommand module stays thin."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .. import __version__
+from . import _common, demo, identify, models, predict
+
+SUBCOMMANDS = (models, demo, identify, predict)
+
+DESCRIPTION = """\
+dynid: robot inverse dynamic models — identify a robot's dynamic parameters from a recorded motion,
+validate them, and write softMC-compatible parameter programs (IDNT<group>.PRG).
+
+Exit status: 0 success, 1 identification ran but failed its success criterion (50 % rule),
+2 usage or input error.
+"""
+
+EPILOG = """\
+examples:
+  dynid demo                                   simulate a robot, identify it, write ./dynid-demo
+  dynid models                                 list the models and their parameters
+  dynid identify run.csv --model rotary3       identify a vertical crank arm from run.csv
+  dynid predict dynid-out/result.json val.csv --out tau.csv
+run 'dynid <command> --help' for the options of a command.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors: exit 2 with one line, as argparse does
+        self.print_usage(sys.stderr)
+        self.exit(2, f"dynid: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dynid", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"dynid {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_Parser)
+    for mod in SUBCOMMANDS:
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (also used by the tests in-process)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return _common.EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        sys.stderr.write("dynid: interrupted; no output files were written\n")
+        return 130
+    except Exception as err:  # every failure ends as one line and exit status 2
+        return _common.fail(err, debug=getattr(args, "debug", False))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

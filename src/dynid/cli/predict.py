@@ -1,0 +1,61 @@
+"""``dynid predict``: torques of an identified model for the motion of a recording."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+
+from ..io._atomic import atomic_write_text
+from ..io.recording import read_recording
+from ..io.result_json import jsonable, load_result
+from ..predict import predict
+from ._common import EXIT_OK, print_json, table
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "predict", help="torques the identified model gives for a motion",
+        description="Compute the torque (rigid body + payload + friction, SI units) that the model identified in "
+                    "RESULT.json gives for the motion in REC, conditioned as in the identification (same cutoff). "
+                    "Writes CSV with columns t, tau1..taun; edge rows inside the filter transient are dropped. "
+                    "If REC has torque columns, the per-joint errors are reported.")
+    p.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
+    p.add_argument("recording", metavar="REC", help="recording with t, q1.. (tau1.. optional)")
+    p.add_argument("--out", metavar="FILE", help="output CSV (default: standard output)")
+    p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
+    p.add_argument("--json", action="store_true", help="print the validation errors as JSON")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    ident = load_result(args.result)
+    model = ident.plant.model
+    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
+                         require_tau=False)
+    pred = predict(ident, rec)
+    n = model.n_joints
+    buf = io.StringIO()
+    buf.write(",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n")
+    np.savetxt(buf, np.column_stack([pred.t, pred.tau]), delimiter=",", fmt="%.10g")
+    if args.out:
+        atomic_write_text(args.out, buf.getvalue())
+    elif not args.json:
+        sys.stdout.write(buf.getvalue())
+    report = None
+    if pred.measured is not None:
+        report = {"nrmse_rms": pred.nrmse("rms"), "nrmse_range": pred.nrmse("range"),
+                  "rmse": np.sqrt(np.mean((pred.tau - pred.measured) ** 2, axis=0)),
+                  "relative_error": pred.relative_error(), "rows": int(pred.t.size)}
+    if args.json:
+        print_json(jsonable({"joints": [j.name for j in model.joints], "validation": report, "out": args.out}))
+    elif report is not None:
+        stream = sys.stdout if args.out else sys.stderr
+        rows = [(j.name, f"{report['rmse'][k]:.4g}", f"{100 * report['nrmse_rms'][k]:.2f} %",
+                 f"{100 * report['nrmse_range'][k]:.2f} %") for k, j in enumerate(model.joints)]
+        stream.write(table(rows, ["axis", "RMSE", "RMSE/RMS(tau)", "RMSE/range(tau)"]) + "\n")
+        stream.write(f"relative error ||tau - pred|| / ||tau|| = {100 * report['relative_error']:.2f} % over "
+                     f"{report['rows']} rows\n")
+    return EXIT_OK
