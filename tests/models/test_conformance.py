@@ -17,8 +17,9 @@ from dynid.models import Plant, make_model, model_class, model_names
 
 def example(name):
     model = make_model(name)
-    rng = np.random.default_rng(0)
-    p = model.example_parameters() if hasattr(model, "example_parameters") else rng.uniform(0.5, 2.0, model.n_params)
+    p = model.example_parameters()
+    if p is None:
+        p = np.random.default_rng(0).uniform(0.5, 2.0, model.n_params)
     return model, np.asarray(p, dtype=float)
 
 
@@ -121,6 +122,12 @@ def test_describe_is_json_and_complete(name):
     assert d["name"] == name and d["status"] in ("verified", "experimental")
     assert len(d["parameters"]) == model.n_params and all(p["unit"] for p in d["parameters"])
     assert model_class(name).softmc_model >= 1
+
+
+def test_example_parameters_have_the_right_length(name):
+    model = make_model(name)
+    p = model.example_parameters()
+    assert p is None or len(p) == model.n_params
 
 
 def test_with_payload_is_a_new_model(name):

@@ -6,10 +6,23 @@ import argparse
 import sys
 from typing import Sequence
 
-from .. import __version__
-from . import _common, demo, identify, models, predict
+import importlib
+import importlib.util
 
-SUBCOMMANDS = (models, demo, identify, predict)
+from .. import __version__
+from . import _common
+
+# Subcommand modules in help order; each defines add_parser(sub) and run(args) -> int. A module
+# that is not part of this build is simply absent.
+SUBCOMMAND_MODULES = ("models", "demo", "identify", "predict", "excite", "simulate", "feedforward", "monitor",
+                      "units", "report")
+
+
+def _subcommands():
+    for name in SUBCOMMAND_MODULES:
+        full = f"{__package__}.{name}"
+        if importlib.util.find_spec(full) is not None:
+            yield importlib.import_module(full)
 
 DESCRIPTION = """\
 dynid: robot inverse dynamic models — identify a robot's dynamic parameters from a recorded motion,
@@ -40,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"dynid {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_Parser)
-    for mod in SUBCOMMANDS:
+    for mod in _subcommands():
         mod.add_parser(sub)
     return parser
 

@@ -2,42 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import importlib
+import importlib.util
 
-from ..errors import ConfigError
 from .base import FRICTION_TERMS, DynamicModel, FrictionModel, Joint, Parameter, Plant
-from .single_axis import Linear1, Linear2, Linear3, Rotary1, Rotary2, Rotary3
+from .registry import make_model, model_class, model_names, register_model
 
 __all__ = [
     "DynamicModel", "FrictionModel", "Joint", "Parameter", "Plant", "FRICTION_TERMS",
-    "register_model", "make_model", "model_names", "model_class",
+    "register_model", "make_model", "model_names", "model_class", "BUILTIN_MODULES",
 ]
 
-_REGISTRY: dict[str, type[DynamicModel]] = {}
+# Model modules of the package, in the order ``dynid models`` lists them. Each registers its classes
+# with ``@register_model``; a module that is not part of this build is simply absent.
+BUILTIN_MODULES = ("single_axis", "traverse", "scara", "delta", "puma", "galileo", "serial", "parallel")
+
+for _name in BUILTIN_MODULES:
+    if importlib.util.find_spec(f"{__name__}.{_name}") is not None:
+        importlib.import_module(f"{__name__}.{_name}")
 
 
-def register_model(cls: type[DynamicModel]) -> type[DynamicModel]:
-    """Add a model class to the registry under ``cls.name`` (usable as a decorator)."""
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-for _cls in (Rotary1, Rotary2, Rotary3, Linear1, Linear2, Linear3):
-    register_model(_cls)
-
-
-def model_names() -> list[str]:
-    return list(_REGISTRY)
-
-
-def model_class(name: str) -> type[DynamicModel]:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(f"unknown model {name!r}", hint=f"choose one of: {', '.join(_REGISTRY)} (see 'dynid models')") from None
-
-
-def make_model(name: str, config: Mapping[str, Any] | None = None, **kwargs: Any) -> DynamicModel:
-    """Build a registered model from its name and a configuration mapping."""
-    cls = model_class(name)
-    return cls(config, **kwargs) if kwargs else cls(config)

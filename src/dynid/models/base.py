@@ -206,6 +206,11 @@ class DynamicModel(ABC):
         qdd = rng.normal(size=(n_samples, self.n_joints)) * 3.0
         return q, qd, qdd
 
+    def example_parameters(self) -> Sequence[float] | None:
+        """Physically plausible parameters ``(n_params,)`` of a typical robot of this kind (simulator,
+        tests, examples), or ``None``."""
+        return None
+
     def complete(self, values: dict[str, float], identified: Mapping[str, bool]) -> tuple[dict[str, float], list[str]]:
         """Fill parameters the data could not identify from physics (default: leave as held).
 

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .base import DynamicModel, Joint, Parameter
+from .registry import register_model
 
 __all__ = ["Rotary1", "Rotary2", "Rotary3", "Linear1", "Linear2", "Linear3"]
 
@@ -39,8 +40,13 @@ class _SingleAxis(DynamicModel):
         self.joints = (Joint(name, self.kind),)
         self.parameters = self._parameters()
 
+    example: tuple[float, ...] = ()
+
     def _parameters(self) -> tuple[Parameter, ...]:
         raise NotImplementedError
+
+    def example_parameters(self):
+        return self.example
 
 
 # ---------------------------------------------------------------------------- rotary
@@ -49,11 +55,13 @@ _I = Parameter("I", "kg m^2", "total inertia of the moved part about the axis", 
 _L2 = Parameter("L^2", "m^2", "squared crank length, axis to payload", 2, role="payload")
 
 
+@register_model
 class Rotary1(_SingleAxis):
     name = "rotary1"
     title = "Rotary axis, model 1: simple rotary axis"
     softmc_model = 1
     kind = "rotary"
+    example = (0.5,)
 
     def _parameters(self):
         return (_I,)
@@ -65,11 +73,13 @@ class Rotary1(_SingleAxis):
         return self.payload.inertia * qdd
 
 
+@register_model
 class Rotary2(_SingleAxis):
     name = "rotary2"
     title = "Rotary axis, model 2: horizontal crank arm"
     softmc_model = 2
     kind = "rotary"
+    example = (0.5, 0.36)
 
     def _parameters(self):
         return (_I, _L2)
@@ -81,12 +91,14 @@ class Rotary2(_SingleAxis):
         return self.payload.inertia * qdd
 
 
+@register_model
 class Rotary3(_SingleAxis):
     name = "rotary3"
     title = "Rotary axis, model 3: vertical crank arm"
     softmc_model = 3
     kind = "rotary"
     notes = "q = 0 with the crank pointing vertically up (set ModelOffset accordingly); positive q in the positive axis direction."
+    example = (0.5, 0.36, 19.6133, 5.88399)
 
     def _parameters(self):
         return (_I, _L2,
@@ -107,11 +119,13 @@ class Rotary3(_SingleAxis):
 _M = Parameter("M", "kg", "total moved mass", 1)
 
 
+@register_model
 class Linear1(_SingleAxis):
     name = "linear1"
     title = "Linear axis, model 1: horizontal axis"
     softmc_model = 1
     kind = "linear"
+    example = (12.0,)
 
     def _parameters(self):
         return (_M,)
@@ -123,6 +137,7 @@ class Linear1(_SingleAxis):
         return self.payload.mass * qdd
 
 
+@register_model
 class Linear2(_SingleAxis):
     name = "linear2"
     title = "Linear axis, model 2: vertical or tilted axis"
@@ -130,6 +145,7 @@ class Linear2(_SingleAxis):
     kind = "linear"
     notes = ("Positive direction upward. alpha (angle from the vertical) is reported from the fit; without a "
              "payload, g*cos(alpha) is derived as p2/p1.")
+    example = (12.0, 101.9137, 8.49281)
 
     def _parameters(self):
         return (_M,
@@ -162,12 +178,14 @@ class Linear2(_SingleAxis):
                           "description": "axis angle from the vertical (0 = vertical, 90 = horizontal)"}}
 
 
+@register_model
 class Linear3(_SingleAxis):
     name = "linear3"
     title = "Linear axis, model 3: vertical axis with a spring"
     softmc_model = 3
     kind = "linear"
     notes = "Vertical axis (full g), positive direction upward; x in m."
+    example = (8.0, 2000.0, 100.0)
 
     def _parameters(self):
         return (_M,
