@@ -54,6 +54,8 @@ class ConditioningOptions:
         Default threshold rule.
     upper_velocity_threshold : float or sequence, optional
         Also drop samples faster than this (semi-static models).
+    upper_velocity_fraction : float, optional
+        Default upper threshold as a fraction of each axis' peak velocity (a semi-static model sets it).
     trim : int, optional
         Samples dropped at each end; default ``ceil(2 / (cutoff·Ts)) + 2``.
     use_recorded_derivatives : bool
@@ -75,6 +77,7 @@ class ConditioningOptions:
     threshold_fraction: float = 0.01
     threshold_noise_factor: float = 2.0
     upper_velocity_threshold: float | Sequence[float] | None = None
+    upper_velocity_fraction: float | None = None
     trim: int | None = None
     use_recorded_derivatives: bool = True
     smooth_sign: bool = True
@@ -330,6 +333,9 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     upper = None
     if options.upper_velocity_threshold is not None:
         upper = as_vector("upper_velocity_threshold", options.upper_velocity_threshold, n)
+    elif options.upper_velocity_fraction is not None:
+        upper = np.maximum(options.upper_velocity_fraction * np.abs(qd_k).max(axis=0), 2 * thr)
+    if upper is not None:
         moving &= np.abs(qd_k) < upper
     if require_motion:
         min_moving = 20

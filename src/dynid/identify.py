@@ -170,7 +170,11 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     if rec.n_joints != plant.n_joints:
         raise IdentifiabilityError(f"{rec.source}: {rec.n_joints} joints recorded, model {plant.model.name!r} has {plant.n_joints}")
     step("conditioning", 0.0)
-    cond = condition(rec, options.conditioning, plant.model.joint_kinds)
+    copt = options.conditioning
+    frac = plant.model.upper_velocity_fraction
+    if frac is not None and copt.upper_velocity_threshold is None:
+        copt = replace(copt, upper_velocity_fraction=frac)
+    cond = condition(rec, copt, plant.model.joint_kinds)
     step("structural analysis", 0.2)
     known = _known(plant)
     base = structural_base(plant, n_states=options.structural_states, seed=options.seed, exclude=list(known))

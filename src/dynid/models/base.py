@@ -90,6 +90,10 @@ class DynamicModel(ABC):
     notes: ClassVar[str] = ""
     structural_rtol: ClassVar[float | None] = None
     """Relative tolerance for structural rank; ``None`` = numpy's ``matrix_rank`` rule."""
+    upper_velocity_fraction: ClassVar[float | None] = None
+    """Semi-static models (softMC PUMA model 2): default upper velocity threshold per axis as a
+    fraction of the axis' peak velocity; samples faster than it are not used (their dynamic forces
+    are not in the model). ``None``: no upper threshold."""
 
     joints: tuple[Joint, ...]
     parameters: tuple[Parameter, ...]
