@@ -64,6 +64,10 @@ def add_parser(sub) -> None:
     p.add_argument("--torque-delay", type=float, default=0.0, metavar="SEC",
                    help="the torque lags the positions by SEC seconds; shift it back before fitting")
     p.add_argument("--align", action="store_true", help="estimate the torque/position delay and align before fitting")
+    p.add_argument("--payload-of", metavar="RESULT.json",
+                   help="payload run (softMC IdentPayload): keep the robot identified in RESULT.json fixed and identify "
+                        "the payload mass/inertia, or, with a known payload mass in --config, the model's payload "
+                        "coefficients (L^2, g*L, g*cos(alpha), ...)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
     p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -82,6 +86,8 @@ def identify_options(args) -> IdentifyOptions:
 
 
 def run(args) -> int:
+    if args.payload_of:
+        return run_payload(args)
     model = build_model(args)
     plant = Plant(model)
     options = identify_options(args)
@@ -99,4 +105,37 @@ def run(args) -> int:
     else:
         print(_summary.identification(ident, element, args.recording))
         print("outputs: " + ", ".join(str(p) for p in written.values()))
+    return EXIT_OK if ident.success else EXIT_FAILED
+
+
+def run_payload(args) -> int:
+    from ..io.result_json import load_result
+    from ..payload import identify_payload
+
+    idm = load_result(args.payload_of)
+    model = idm.plant.model
+    if args.model != model.name:
+        raise ConfigError(f"--model {args.model} does not match the model {model.name!r} of {args.payload_of}",
+                          hint="a payload run keeps the robot identified without payload: use the same model")
+    user = load_config_file(args.config) if args.config else {}
+    options = identify_options(args)
+    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units)
+    progress = Progress("payload", quiet=args.quiet or args.json)
+    est = identify_payload(rec, idm, config=user, options=options, progress=progress)
+    progress.close()
+    ident = est.identification
+    element = args.element or idm.element
+    source = {"recording": str(Path(args.recording).resolve()), "units": args.units,
+              "payload_of": str(Path(args.payload_of).resolve())}
+    extra = {"payload": est.to_dict()}
+    write_outputs(ident, args.out, element=element, group=args.group, source=source,
+                  properties=est.prg_properties(), extra=extra)
+    if args.json:
+        print_json(result_dict(ident, element=element, group=args.group, source=source, extra=extra))
+    else:
+        print(_summary.identification(ident, element, args.recording))
+        what = "payload" if est.mode == "properties" else "payload coefficients"
+        print(f"\n{what} identified with the robot of {args.payload_of} held fixed:")
+        for k, v in est.values.items():
+            print(f"  {k} = {v:.6g} (std {est.std[k]:.2g})")
     return EXIT_OK if ident.success else EXIT_FAILED

@@ -1,0 +1,102 @@
+"""Payload identification (softMC IdentPayload): the two-run method of spec/identification.md §6."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dynid.cli.main import main
+from dynid.errors import ConfigError, IdentifiabilityError
+from dynid.identify import identify
+from dynid.io.prg import read_prg
+from dynid.io.recording import write_recording_csv
+from dynid.io.result_json import load_result
+from dynid.models import Plant, make_model, model_names
+from dynid.outputs import write_outputs
+from dynid.payload import identify_payload
+from dynid.sim import SimOptions, SineMotion, simulate
+
+G = 9.80665
+L = 0.6
+KNOWN = {"parameters": {"L^2": L**2, "g*L": G * L}}  # crank geometry from the kinematics
+THETA = [0.5, L**2, 20.0, G * L, 0.8, 1.5]
+MOTION = SineMotion([-2.1], [2.1], [0.5], record_s=20)
+
+
+def crank(config):
+    return Plant(make_model("rotary3", config))
+
+
+@pytest.fixture(scope="module")
+def unloaded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("unloaded")
+    rec = simulate(crank(KNOWN), THETA, MOTION, SimOptions(noise=0.005), seed=1)
+    write_outputs(identify(rec, crank(KNOWN)), d)
+    return load_result(d / "result.json")
+
+
+@pytest.mark.parametrize("mass,inertia,seed", [(2.0, 0.05, 2), (5.0, 0.0, 3), (0.8, 0.01, 4)])
+def test_payload_mass_within_2_percent_at_half_percent_noise(unloaded, mass, inertia, seed):
+    rec = simulate(crank({**KNOWN, "payload": {"mass": mass, "inertia": inertia}}), THETA, MOTION,
+                   SimOptions(noise=0.005), seed=seed)
+    est = identify_payload(rec, unloaded)
+    assert est.mode == "properties"
+    assert est.values["mass"] == pytest.approx(mass, rel=0.02)
+    assert est.values["inertia"] == pytest.approx(inertia, abs=max(0.1 * inertia, 5 * est.std["inertia"]))
+    assert est.identification.success
+    assert est.prg_properties()["PayloadMass"] == pytest.approx(est.values["mass"])
+
+
+def test_known_payload_identifies_the_payload_coefficients(tmp_path):
+    """Step 1 without L^2, g*L (not identifiable unloaded), step 2 with a known 3 kg payload finds them."""
+    rec0 = simulate(crank({}), THETA, MOTION, SimOptions(noise=0.005), seed=5)
+    write_outputs(identify(rec0, crank({})), tmp_path)
+    idm = load_result(tmp_path / "result.json")
+    assert idm.data["parameters"]["status"][1] == "not identifiable"
+    rec = simulate(crank({"payload": {"mass": 3.0}}), THETA, MOTION, SimOptions(noise=0.005), seed=6)
+    est = identify_payload(rec, idm, config={"payload": {"mass": 3.0}})
+    assert est.mode == "coefficients"
+    assert est.values["L^2"] == pytest.approx(L**2, rel=0.02)
+    assert est.values["g*L"] == pytest.approx(G * L, rel=0.02)
+    # without the coefficients the payload cannot be identified: a clear error, not noise
+    with pytest.raises(IdentifiabilityError, match="payload coefficients L\\^2, g\\*L are 0"):
+        identify_payload(rec, idm)
+
+
+def test_linear2_payload_uses_the_derived_gravity_coefficient(tmp_path):
+    plant = Plant(make_model("linear2"))
+    theta = [12.0, 12.0 * G * np.cos(np.radians(30)), 0.0, 40.0, 15.0]
+    motion = SineMotion([-0.3], [0.4], [0.7], record_s=20)
+    write_outputs(identify(simulate(plant, theta, motion, SimOptions(noise=0.005), seed=7), plant), tmp_path)
+    idm = load_result(tmp_path / "result.json")
+    loaded = Plant(make_model("linear2", {"payload": {"mass": 4.0}}))
+    theta_l = [12.0, theta[1], G * np.cos(np.radians(30)), 40.0, 15.0]
+    est = identify_payload(simulate(loaded, theta_l, motion, SimOptions(noise=0.005), seed=8), idm)
+    assert est.values["mass"] == pytest.approx(4.0, rel=0.02) and "inertia" not in est.values
+
+
+def test_cli_payload_run_writes_payload_properties(unloaded, tmp_path, capsys):
+    rec = simulate(crank({**KNOWN, "payload": {"mass": 2.5}}), THETA, MOTION, SimOptions(noise=0.005), seed=9)
+    f = tmp_path / "loaded.csv"
+    write_recording_csv(f, rec)
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(unloaded.data))
+    out = tmp_path / "out"
+    assert main(["identify", str(f), "--model", "rotary3", "--payload-of", str(res), "--out", str(out), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["payload"]["mode"] == "properties" and d["payload"]["values"]["mass"] == pytest.approx(2.5, rel=0.02)
+    prg = read_prg(out / "IDNT1.PRG")
+    assert prg.properties["PayloadMass"] == pytest.approx(2.5, rel=0.02)
+    assert prg.parameters[1] == pytest.approx(unloaded.theta[0], rel=1e-8)  # the step-1 parameters
+    assert main(["identify", str(f), "--model", "rotary1", "--payload-of", str(res), "--out", str(out)]) == 2
+
+
+@pytest.mark.skipif("puma" not in model_names(), reason="the puma model is not part of this build")
+def test_no_payload_identification_for_puma_model_1(unloaded):
+    from dataclasses import replace
+
+    idm = replace(unloaded, plant=Plant(make_model("puma")))
+    with pytest.raises(ConfigError, match="not available"):
+        identify_payload(None, idm)
