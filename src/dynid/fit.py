@@ -157,3 +157,4 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
     return LeastSquares(x=z / scale, std=std, excited=excited, rank=r, condition_number=cond,
                         condition_number_scaled=cond_scaled, weights=w, sigma2=sigma2, correlation_time=corr_time)
+

@@ -24,7 +24,9 @@ from .metrics import RelativeErrors, relative_errors
 from .models.base import Plant
 from .recording import Recording
 
-__all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus"]
+__all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus", "ESTIMATORS"]
+
+ESTIMATORS = ("wls", "ols", "irls")
 
 
 class ParameterStatus:
@@ -43,6 +45,13 @@ class IdentifyOptions:
     """Options of :func:`identify`.
 
     conditioning : ConditioningOptions
+    estimator : {"wls", "ols", "irls"}
+        ``wls``: per-joint weighted least squares on the filtered torque (``weighting``);
+        ``ols``: ordinary least squares; ``irls``: robust to gross outliers (spikes, glitches): the
+        raw torque's outliers are found with Tukey's bisquare on the residual of the current model
+        minus its running median, over the gated samples (so slow model mismatch and the real
+        transients at velocity reversals are not taken for outliers), replaced by model + local residual *before* filtering (the filter would smear
+        them), and the fit is repeated until the outlier set no longer changes.
     weighting : {"residual_std", "torque_std", "none"}
     allowed_error : float
         softMC's success threshold on the max relative torque error (0.5 = 50 %).
@@ -56,6 +65,7 @@ class IdentifyOptions:
     """
 
     conditioning: ConditioningOptions = field(default_factory=ConditioningOptions)
+    estimator: str = "wls"
     weighting: str = "residual_std"
     allowed_error: float = 0.5
     structural_states: int = 400
@@ -63,6 +73,8 @@ class IdentifyOptions:
     align_torque: bool = False
 
     def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise ConfigError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {self.estimator!r}")
         if not 0 < self.allowed_error:
             raise ConfigError(f"allowed_error must be positive, got {self.allowed_error}")
 
@@ -86,6 +98,7 @@ class Identification:
     diagnostics: tuple               # of dynid.diagnostics.Diagnostic
     notes: tuple[str, ...]
     derived: Mapping[str, Any]
+    estimator: str = "wls"
 
     @property
     def success(self) -> bool:
@@ -157,6 +170,8 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     """
     from .diagnostics import MIN_DELAY_SAMPLES, diagnose, estimate_delay
 
+    if options.estimator == "irls":
+        return _identify_robust(rec, plant, options, progress)
     if options.align_torque:
         first = identify(rec, plant, replace(options, align_torque=False))
         delay, _ = estimate_delay(first)
@@ -186,11 +201,12 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     for i, v in known.items():
         theta_known[i] = v
     mask = cond.moving
-    rows = Y[mask]                                                         # (n_rows, P), sample-major
     joint = np.nonzero(mask)[1]
-    y = cond.tau[mask] - off[mask] - rows @ theta_known
     step("least squares", 0.55)
-    lsq = weighted_lstsq(rows[:, indep], y, joint, plant.n_joints, weighting=options.weighting)
+    rows = Y[mask]                                                         # (n_rows, P), sample-major
+    y = cond.tau[mask] - off[mask] - rows @ theta_known
+    weighting = "none" if options.estimator == "ols" else options.weighting
+    lsq = weighted_lstsq(rows[:, indep], y, joint, plant.n_joints, weighting=weighting)
     del rows
     beta = lsq.x
     theta = base.to_full(beta, theta_known[base.dependent])
@@ -222,8 +238,54 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     ident = Identification(
         plant=plant, theta=theta, std=std, status=tuple(status), base=base, base_values=beta,
         base_std=lsq.std, base_excited=lsq.excited, lsq=lsq, cond=cond, tcmd=tcmd, errors=errors,
-        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values))
+        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values), estimator=options.estimator)
     step("diagnostics", 0.9)
     ident = replace(ident, diagnostics=tuple(diagnose(ident)))
     step("done", 1.0)
     return ident
+
+
+BISQUARE_C = 4.685
+"""Tukey bisquare tuning constant (95 % efficiency for Gaussian noise): a raw torque sample whose
+residual exceeds ``BISQUARE_C`` robust standard deviations (1.4826·MAD, per joint) is an outlier."""
+OUTLIER_WINDOW = 15
+"""Samples in the running median of the residual (odd)."""
+
+
+def _running_median(x: np.ndarray, window: int) -> np.ndarray:
+    """Centred running median along axis 0 (edges use the nearest full window)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    h = window // 2
+    padded = np.concatenate([x[h:0:-1], x, x[-2:-h - 2:-1]])
+    return np.median(sliding_window_view(padded, window, axis=0), axis=-1)
+
+
+def _identify_robust(rec: Recording, plant: Plant, options: IdentifyOptions, progress, max_iter: int = 10):
+    """Outlier-robust identification (``estimator="irls"``), see :class:`IdentifyOptions`."""
+    base_opts = replace(options, estimator="wls")
+    work = rec
+    outliers = None
+    res = None
+    for it in range(1, max_iter + 1):  # refits of the whole pipeline, each vectorised
+        res = identify(work, plant, base_opts, progress=progress)
+        cond = res.cond
+        kept = slice(cond.start, cond.start + cond.data_length)
+        pred = plant.torque(res.theta, cond.q, cond.qd, cond.qdd)         # physical (sharp) friction step
+        r = rec.tau[kept] - pred
+        base = _running_median(r, OUTLIER_WINDOW)
+        hp = np.where(cond.moving, r - base, np.nan)  # only the gated samples: reversals carry real transients
+        scale = 1.4826 * np.nanmedian(np.abs(hp - np.nanmedian(hp, axis=0)), axis=0)
+        new = np.nan_to_num(np.abs(hp)) >= BISQUARE_C * np.where(scale > 0, scale, np.inf)
+        if outliers is not None and np.array_equal(new, outliers):
+            break
+        outliers = new
+        tau = rec.tau.copy()
+        tau[kept][outliers] = (pred + base)[outliers]
+        work = Recording(rec.t, rec.q, tau, rec.qd, rec.qdd, rec.meta, rec.source)
+    n_out = int(outliers.sum())
+    frac = n_out / outliers.size
+    note = (f"robust fit: {n_out} torque samples ({100 * frac:.2f} %) rejected as outliers (|residual| > "
+            f"{BISQUARE_C} robust std) and replaced by the model before filtering; {it} iterations")
+    cond = replace(res.cond, tau_raw=rec.tau[res.cond.start:res.cond.start + res.cond.data_length])  # REC shows them
+    return replace(res, cond=cond, notes=res.notes + (note,), estimator="irls")

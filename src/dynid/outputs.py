@@ -101,6 +101,7 @@ def result_dict(ident: Identification, *, element: str, group: int, source: Mapp
             "condition_number": ident.lsq.condition_number,
             "condition_number_scaled": ident.lsq.condition_number_scaled,
             "rank": ident.lsq.rank,
+            "estimator": ident.estimator,
             "weights": ident.lsq.weights,
             "residual_rms": np.sqrt(np.mean(np.where(cond.moving, ident.te, 0.0) ** 2, axis=0)
                                     * cond.data_length / np.maximum(cond.moving_samples, 1)),

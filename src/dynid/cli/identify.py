@@ -9,7 +9,7 @@ from ..conditioning import ConditioningOptions
 from ..config import load_config_file
 from ..errors import ConfigError
 from ..fit import WEIGHTINGS
-from ..identify import IdentifyOptions, identify
+from ..identify import ESTIMATORS, IdentifyOptions, identify
 from ..io.recording import read_recording
 from ..models import Plant, make_model
 from ..outputs import default_element, result_dict, write_outputs
@@ -58,6 +58,8 @@ def add_parser(sub) -> None:
     p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder")
     p.add_argument("--threshold", metavar="V[,V..]", help="velocity gating threshold per joint [rad/s or m/s] "
                    "(default: max(1 %% of peak velocity, 2 x velocity noise))")
+    p.add_argument("--estimator", choices=ESTIMATORS, default="wls",
+                   help="wls: per-joint weighted least squares; ols: ordinary; irls: robust to outliers (raw torque)")
     p.add_argument("--weighting", choices=WEIGHTINGS, default="residual_std", help="per-joint weighting of the fit")
     p.add_argument("--allowed", type=float, default=50.0, metavar="PCT", help="success threshold on the max relative error [%%]")
     p.add_argument("--trim", type=int, metavar="N", help="samples dropped at each end (default: 2 cutoff periods)")
@@ -81,7 +83,7 @@ def identify_options(args) -> IdentifyOptions:
         thr = thr[0]
     copt = ConditioningOptions(cutoff_hz=args.cutoff, velocity_threshold=thr, trim=args.trim,
                                torque_delay_s=args.torque_delay)
-    return IdentifyOptions(conditioning=copt, weighting=args.weighting, allowed_error=args.allowed / 100.0,
+    return IdentifyOptions(conditioning=copt, estimator=args.estimator, weighting=args.weighting, allowed_error=args.allowed / 100.0,
                            align_torque=args.align)
 
 
