@@ -205,6 +205,26 @@ def test_bad_include_g3_is_rejected():
         make_model("puma-gravity", {"include_g3": "no"})
 
 
+def test_configuration_round_trips_through_result_json_form(rng):
+    """What result.json stores (``config.to_dict()``) rebuilds the same model."""
+    config = {"joint_sign": [1, -1, -1, 1, 1, -1], "joint_offset": [0, 0.5, -0.2, 0, 0, 0.1],
+              "payload": {"mass": 1.0, "inertia": 0.01}, "payload_lz": 0.05}
+    for name in ("puma", "puma-gravity"):
+        model = make_model(name, config)
+        again = make_model(name, json.loads(json.dumps(model.config.to_dict())))
+        q, qd, qdd = random_states(rng, n=20)
+        p = model.example_parameters()
+        np.testing.assert_array_equal(again.torque(p, q, qd, qdd), model.torque(p, q, qd, qdd))
+
+
+def test_docstring_example():
+    import doctest
+
+    import dynid.models.puma as mod
+
+    assert doctest.testmod(mod).failed == 0
+
+
 def test_regressor_throughput():
     """The full 28-column regressor on 20 000 states: at least 50 000 samples/s (best of 3)."""
     model = make_model("puma")
