@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-MODULES = ["dynid.units", "dynid.metrics", "dynid.identify", "dynid.base_params", "dynid.conditioning"]
+MODULES = ["dynid.units", "dynid.metrics", "dynid.identify", "dynid.base_params", "dynid.conditioning",
+           "dynid.models.puma"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -71,7 +71,11 @@ def autocorrelation_time(x: np.ndarray, c: float = 5.0) -> float:
 
 
 def _solve(Ws: np.ndarray, y: np.ndarray, rtol: float | None):
-    Q, R, piv = linalg.qr(Ws, mode="economic", pivoting=True, check_finite=False)
+    # Tall matrix: an unpivoted QR first (fast, blocked), then the rank-revealing pivoted QR on the
+    # small k x k factor; W P = Q0 Q1 R, so the pivots and R are those of W.
+    Q0, R0 = linalg.qr(Ws, mode="economic", check_finite=False)
+    Q1, R, piv = linalg.qr(R0, mode="economic", pivoting=True, check_finite=False)
+    Q = Q0 @ Q1
     d = np.abs(np.diag(R))
     tol = (max(Ws.shape) * np.finfo(float).eps if rtol is None else rtol) * (d[0] if d.size else 0.0)
     r = int((d > tol).sum())

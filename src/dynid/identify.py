@@ -59,6 +59,11 @@ class IdentifyOptions:
         Random states used for the structural base-parameter analysis.
     seed : int
         Seed of those random states.
+    decimate : int, optional
+        Fit on every ``decimate``-th sample (Gautier's parallel filtering + decimation): the filtered
+        signals hold no information above the cutoff, so the default ``max(1, floor(fs / (10·cutoff)))``
+        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap. The errors
+        and the REC still use every sample.
     align_torque : bool
         Estimate the torque/kinematics delay after a first fit and, if it is at least half a
         sample, shift the torque and fit again (the shift is recorded in the conditioning options).
@@ -66,15 +71,19 @@ class IdentifyOptions:
 
     conditioning: ConditioningOptions = field(default_factory=ConditioningOptions)
     estimator: str = "wls"
+    decimation: int = 1
     weighting: str = "residual_std"
     allowed_error: float = 0.5
     structural_states: int = 400
     seed: int = 0
+    decimate: int | None = None
     align_torque: bool = False
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
             raise ConfigError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {self.estimator!r}")
+        if self.decimate is not None and self.decimate < 1:
+            raise ConfigError(f"decimate must be >= 1, got {self.decimate}")
         if not 0 < self.allowed_error:
             raise ConfigError(f"allowed_error must be positive, got {self.allowed_error}")
 
@@ -99,6 +108,7 @@ class Identification:
     notes: tuple[str, ...]
     derived: Mapping[str, Any]
     estimator: str = "wls"
+    decimation: int = 1
 
     @property
     def success(self) -> bool:
@@ -128,6 +138,11 @@ class Identification:
     @property
     def te(self) -> np.ndarray:
         return self.tcmd - self.cond.tau
+
+
+def default_decimation(cond: Conditioned) -> int:
+    """Fit every k-th sample: ``k = max(1, floor(fs / (10·cutoff)))`` (see :class:`IdentifyOptions`)."""
+    return max(1, int(1.0 / (10.0 * cond.cutoff_hz * cond.sample_period_s)))
 
 
 def _known(plant: Plant) -> dict[int, float]:
@@ -187,7 +202,7 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     step("conditioning", 0.0)
     copt = options.conditioning
     frac = plant.model.upper_velocity_fraction
-    if frac is not None and copt.upper_velocity_threshold is None:
+    if frac is not None and copt.upper_velocity_threshold is None and copt.upper_velocity_fraction is None:
         copt = replace(copt, upper_velocity_fraction=frac)
     cond = condition(rec, copt, plant.model.joint_kinds)
     step("structural analysis", 0.2)
@@ -195,19 +210,22 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     base = structural_base(plant, n_states=options.structural_states, seed=options.seed, exclude=list(known))
     indep = base.independent
     step("regressor", 0.35)
-    Y = plant.regressor(cond.q, cond.qd, cond.qdd, sign=cond.sign)        # (N, n, P)
-    off = plant.offset(cond.q, cond.qd, cond.qdd)                          # (N, n)
+    k = options.decimate or default_decimation(cond)
+    fit = np.arange(0, cond.data_length, k)                                 # decimated samples for the fit
+    args = (cond.q[fit], cond.qd[fit], cond.qdd[fit])
+    Y = plant.regressor(*args, sign=cond.sign[fit])                         # (N/k, n, P)
+    off = plant.offset(*args)                                               # (N/k, n)
     theta_known = np.zeros(plant.n_params)
     for i, v in known.items():
         theta_known[i] = v
-    mask = cond.moving
+    mask = cond.moving[fit]
     joint = np.nonzero(mask)[1]
     step("least squares", 0.55)
-    rows = Y[mask]                                                         # (n_rows, P), sample-major
-    y = cond.tau[mask] - off[mask] - rows @ theta_known
+    rows = Y[mask]                                                          # (n_rows, P), sample-major
+    y = cond.tau[fit][mask] - off[mask] - rows @ theta_known
     weighting = "none" if options.estimator == "ols" else options.weighting
     lsq = weighted_lstsq(rows[:, indep], y, joint, plant.n_joints, weighting=weighting)
-    del rows
+    del rows, Y
     beta = lsq.x
     theta = base.to_full(beta, theta_known[base.dependent])
     std = np.full(plant.n_params, np.nan)
@@ -232,13 +250,13 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
             status[i] = ParameterStatus.DERIVED
     theta = theta_c
     step("evaluation", 0.75)
-    tcmd = Y @ theta + off
-    del Y
-    errors = relative_errors(tcmd, cond.tau, mask, options.allowed_error)
+    tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)  # every sample, in chunks
+    errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
     ident = Identification(
         plant=plant, theta=theta, std=std, status=tuple(status), base=base, base_values=beta,
         base_std=lsq.std, base_excited=lsq.excited, lsq=lsq, cond=cond, tcmd=tcmd, errors=errors,
-        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values), estimator=options.estimator)
+        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values), estimator=options.estimator,
+        decimation=k)
     step("diagnostics", 0.9)
     ident = replace(ident, diagnostics=tuple(diagnose(ident)))
     step("done", 1.0)

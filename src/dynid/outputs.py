@@ -102,6 +102,8 @@ def result_dict(ident: Identification, *, element: str, group: int, source: Mapp
             "condition_number_scaled": ident.lsq.condition_number_scaled,
             "rank": ident.lsq.rank,
             "estimator": ident.estimator,
+            "fit_decimation": ident.decimation,
+            "fit_rows": int(np.sum(ident.cond.moving[::ident.decimation])),
             "weights": ident.lsq.weights,
             "residual_rms": np.sqrt(np.mean(np.where(cond.moving, ident.te, 0.0) ** 2, axis=0)
                                     * cond.data_length / np.maximum(cond.moving_samples, 1)),
@@ -149,7 +151,7 @@ def prg_content(ident: Identification, *, element: str, date: _dt.datetime | Non
         dynamic_model=model.softmc_model, properties=dict(properties or {}), comments=tuple(comments))
 
 
-def rec_text(ident: Identification, *, element: str) -> str:
+def rec_text(ident: Identification, *, element: str) -> bytes:
     """``IDNT<group>.REC`` content (SI units)."""
     cond, model = ident.cond, ident.plant.model
     channels = {"tfbRaw": cond.tau_raw, "pfbRaw": cond.q_raw, "tfb": cond.tau, "pfb": cond.q, "vfb": cond.qd,
@@ -181,7 +183,7 @@ def write_outputs(ident: Identification, out_dir: str | Path, *, element: str | 
     element = element or default_element(ident)
     files = {
         out / f"IDNT{group}.PRG": format_prg(prg_content(ident, element=element, date=date, properties=properties)).encode(),
-        out / f"IDNT{group}.REC": rec_text(ident, element=element).encode(),
+        out / f"IDNT{group}.REC": rec_text(ident, element=element),
         out / "result.json": (json.dumps(result_dict(ident, element=element, group=group, source=source, extra=extra),
                                          indent=2) + "\n").encode(),
     }

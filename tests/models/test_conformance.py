@@ -16,7 +16,7 @@ from dynid.models import Plant, make_model, model_class, model_names
 
 
 def example(name):
-    model = make_model(name)
+    model = model_class(name).example()
     p = model.example_parameters()
     if p is None:
         p = np.random.default_rng(0).uniform(0.5, 2.0, model.n_params)
@@ -125,7 +125,7 @@ def test_describe_is_json_and_complete(name):
 
 
 def test_example_parameters_have_the_right_length(name):
-    model = make_model(name)
+    model = model_class(name).example()
     p = model.example_parameters()
     assert p is None or len(p) == model.n_params
 

@@ -18,7 +18,7 @@ import pytest
 
 from dynid.errors import ConfigError
 from dynid.identify import ParameterStatus, identify
-from dynid.models import Plant, make_model
+from dynid.models import Plant, make_model, model_class
 from dynid.models.scara import (IDENT_FILTER_HZ, IDENT_FREQS_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, IDENT_START,
                                 IDENT_TARGET)
 from dynid.recording import Recording
@@ -168,7 +168,7 @@ def test_catalogue_numbering_and_description():
         assert m.param_names == ("L1^2*M2+I1", "A2^2*M2+I2", "J2", "L1*A2*M2", "M3", "g*M3", "I4", "J4")
         assert m.joint_kinds == KINDS[:n]
     assert [p.role for p in make_model("scara3", {"L1": 0.3, "L2": 0.2}).parameters][7] == "constant"
-    assert set(make_model("scara4").describe()["model_config_keys"]) == {"L1", "L2", "screw_lead"}
+    assert set(model_class("scara4").example().describe()["model_config_keys"]) == {"L1", "L2", "screw_lead"}
 
 
 @pytest.mark.parametrize("name,config,match", [
@@ -188,8 +188,8 @@ def test_configuration_errors_name_the_key(name, config, match):
         make_model(name, config)
 
 
-def test_no_configuration_is_the_example_robot():
-    m = make_model("scara4")
+def test_example_robot():
+    m = model_class("scara4").example()
     assert (m.L1, m.L2, m.screw_lead) == (0.325, 0.275, 0.0)
     assert m.with_payload(mass=1.0).L1 == 0.325
     p = np.asarray(m.example_parameters())

@@ -13,7 +13,7 @@ import pytest
 
 from dynid.errors import ConfigError
 from dynid.identify import identify
-from dynid.models import Plant, make_model
+from dynid.models import Plant, make_model, model_class
 from dynid.recording import Recording
 
 from ._mujoco_robots import G, MujocoInverse, TraverseLinks, drive_record, multi_sine, sine_wave
@@ -87,8 +87,8 @@ def test_description():
     assert m.joint_kinds == ("linear", "rotary", "linear", "rotary")
     assert [p.slot for p in m.parameters] == list(range(1, 8))
     assert m.param_names == ("M1+M2", "A2*M2", "A2^2*M2+I2", "M3", "g*M3", "I4", "J4")
-    assert make_model("traverse").L2 == 0.6  # no configuration: the example robot
-    p = make_model("traverse").example_parameters()
+    assert model_class("traverse").example().L2 == 0.6  # the example robot
+    p = model_class("traverse").example().example_parameters()
     assert p[4] == pytest.approx(G * p[3])
 
 

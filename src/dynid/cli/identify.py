@@ -60,6 +60,11 @@ def add_parser(sub) -> None:
                    "(default: max(1 %% of peak velocity, 2 x velocity noise))")
     p.add_argument("--estimator", choices=ESTIMATORS, default="wls",
                    help="wls: per-joint weighted least squares; ols: ordinary; irls: robust to outliers (raw torque)")
+    p.add_argument("--decimate", type=int, metavar="K", help="fit on every K-th sample (default: fs / (10 x cutoff))")
+    p.add_argument("--upper-threshold", metavar="V[,V..]",
+                   help="also drop samples faster than this per joint (softMC's second threshold, semi-static models)")
+    p.add_argument("--upper-fraction", type=float, metavar="F",
+                   help="upper threshold as a fraction of each joint's peak velocity (puma-gravity default 0.5)")
     p.add_argument("--weighting", choices=WEIGHTINGS, default="residual_std", help="per-joint weighting of the fit")
     p.add_argument("--allowed", type=float, default=50.0, metavar="PCT", help="success threshold on the max relative error [%%]")
     p.add_argument("--trim", type=int, metavar="N", help="samples dropped at each end (default: 2 cutoff periods)")
@@ -81,10 +86,14 @@ def identify_options(args) -> IdentifyOptions:
     thr = parse_floats(args.threshold, "--threshold") if args.threshold else None
     if thr is not None and len(thr) == 1:
         thr = thr[0]
+    upper = parse_floats(args.upper_threshold, "--upper-threshold") if args.upper_threshold else None
+    if upper is not None and len(upper) == 1:
+        upper = upper[0]
     copt = ConditioningOptions(cutoff_hz=args.cutoff, velocity_threshold=thr, trim=args.trim,
-                               torque_delay_s=args.torque_delay)
+                               torque_delay_s=args.torque_delay, upper_velocity_threshold=upper,
+                               upper_velocity_fraction=args.upper_fraction)
     return IdentifyOptions(conditioning=copt, estimator=args.estimator, weighting=args.weighting, allowed_error=args.allowed / 100.0,
-                           align_torque=args.align)
+                           align_torque=args.align, decimate=args.decimate)
 
 
 def run(args) -> int:

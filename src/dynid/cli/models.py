@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..models import make_model, model_class, model_names
+from ..models import model_class, model_names
 from ._common import EXIT_OK, print_json, table
 
 
@@ -19,11 +19,9 @@ def add_parser(sub) -> None:
 
 
 def _describe(name: str) -> dict:
-    cls = model_class(name)
-    try:
-        return make_model(name).describe()
-    except Exception:  # models that need inputs (URDF) describe themselves without an instance
-        return cls.describe_class()  # type: ignore[attr-defined]
+    d = model_class(name).example().describe()
+    d["example_config"] = dict(model_class(name).example_config)
+    return d
 
 
 def run(args) -> int:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import sys
 
 import numpy as np
 
-from ..io._atomic import atomic_write_text
+from ..io._atomic import atomic_write_bytes
+from ..io._fastcsv import format_rows
 from ..io.recording import read_recording
 from ..io.result_json import jsonable, load_result
 from ..predict import predict
@@ -37,13 +37,12 @@ def run(args) -> int:
                          require_tau=False)
     pred = predict(ident, rec)
     n = model.n_joints
-    buf = io.StringIO()
-    buf.write(",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n")
-    np.savetxt(buf, np.column_stack([pred.t, pred.tau]), delimiter=",", fmt="%.10g")
+    text = (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode() + format_rows(
+        np.column_stack([pred.t, pred.tau]))
     if args.out:
-        atomic_write_text(args.out, buf.getvalue())
+        atomic_write_bytes(args.out, text)
     elif not args.json:
-        sys.stdout.write(buf.getvalue())
+        sys.stdout.write(text.decode())
     report = None
     if pred.measured is not None:
         report = {"nrmse_rms": pred.nrmse("rms"), "nrmse_range": pred.nrmse("range"),

@@ -90,6 +90,9 @@ class DynamicModel(ABC):
     notes: ClassVar[str] = ""
     structural_rtol: ClassVar[float | None] = None
     """Relative tolerance for structural rank; ``None`` = numpy's ``matrix_rank`` rule."""
+    example_config: ClassVar[Mapping[str, Any]] = {}
+    """Configuration of a typical robot of this kind (geometry keys a model requires), used by
+    :meth:`example`, the conformance tests and ``dynid models``."""
     upper_velocity_fraction: ClassVar[float | None] = None
     """Semi-static models (softMC PUMA model 2): default upper velocity threshold per axis as a
     fraction of the axis' peak velocity; samples faster than it are not used (their dynamic forces
@@ -102,6 +105,11 @@ class DynamicModel(ABC):
         if not isinstance(config, ModelConfig):
             config = ModelConfig.from_dict(config, self.config_keys, model_name=self.name)
         self.config = config
+
+    @classmethod
+    def example(cls) -> "DynamicModel":
+        """A typical robot of this kind, built from :attr:`example_config`."""
+        return cls(dict(cls.example_config))
 
     # ------------------------------------------------------------------ description
     @property
@@ -415,12 +423,21 @@ class Plant:
     def offset(self, q, qd, qdd) -> np.ndarray:
         return self.model.offset(q, qd, qdd)
 
-    def torque(self, theta, q, qd, qdd, sign: np.ndarray | None = None) -> np.ndarray:
-        """Motor torque ``(N, n_joints)`` = rigid body + payload + friction/actuator terms."""
+    def torque(self, theta, q, qd, qdd, sign: np.ndarray | None = None, *, chunk: int = 4096) -> np.ndarray:
+        """Motor torque ``(N, n_joints)`` = rigid body + payload + friction/actuator terms.
+
+        Evaluated ``chunk`` samples at a time, so memory stays bounded whatever ``N`` is.
+        """
         theta = np.asarray(theta, dtype=float)
         if theta.shape != (self.n_params,):
             raise ShapeError(f"theta must have {self.n_params} values ({self.model.name} + friction), got {theta.shape}")
-        return self.regressor(q, qd, qdd, sign) @ theta + self.offset(q, qd, qdd)
+        q, qd, qdd = self.model._check_states(q, qd, qdd)
+        out = np.empty(q.shape)
+        for a in range(0, q.shape[0], chunk):  # blocks of samples, each vectorised
+            b = slice(a, a + chunk)
+            s = None if sign is None else sign[b]
+            out[b] = self.regressor(q[b], qd[b], qdd[b], s) @ theta + self.offset(q[b], qd[b], qdd[b])
+        return out
 
     def with_model(self, model: DynamicModel) -> "Plant":
         return Plant(model, self.friction)

@@ -102,7 +102,7 @@ class _Scara(DynamicModel):
     def __init__(self, config=None) -> None:
         # No configuration at all (``make_model(name)``: ``dynid models``, the conformance suite)
         # describes the example robot; any given configuration must name L1 and L2.
-        super().__init__(dict(self.example_config) if config is None else config)
+        super().__init__(config)
         self.L1 = _length(self.name, "L1", self.option("L1"))
         self.L2 = _length(self.name, "L2", self.option("L2"))
         lead = self.option("screw_lead", 0.0)

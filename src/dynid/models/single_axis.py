@@ -40,13 +40,13 @@ class _SingleAxis(DynamicModel):
         self.joints = (Joint(name, self.kind),)
         self.parameters = self._parameters()
 
-    example: tuple[float, ...] = ()
+    example_values: tuple[float, ...] = ()
 
     def _parameters(self) -> tuple[Parameter, ...]:
         raise NotImplementedError
 
     def example_parameters(self):
-        return self.example
+        return self.example_values
 
 
 # ---------------------------------------------------------------------------- rotary
@@ -61,7 +61,7 @@ class Rotary1(_SingleAxis):
     title = "Rotary axis, model 1: simple rotary axis"
     softmc_model = 1
     kind = "rotary"
-    example = (0.5,)
+    example_values = (0.5,)
 
     def _parameters(self):
         return (_I,)
@@ -79,7 +79,7 @@ class Rotary2(_SingleAxis):
     title = "Rotary axis, model 2: horizontal crank arm"
     softmc_model = 2
     kind = "rotary"
-    example = (0.5, 0.36)
+    example_values = (0.5, 0.36)
 
     def _parameters(self):
         return (_I, _L2)
@@ -98,7 +98,7 @@ class Rotary3(_SingleAxis):
     softmc_model = 3
     kind = "rotary"
     notes = "q = 0 with the crank pointing vertically up (set ModelOffset accordingly); positive q in the positive axis direction."
-    example = (0.5, 0.36, 19.6133, 5.88399)
+    example_values = (0.5, 0.36, 19.6133, 5.88399)
 
     def _parameters(self):
         return (_I, _L2,
@@ -125,7 +125,7 @@ class Linear1(_SingleAxis):
     title = "Linear axis, model 1: horizontal axis"
     softmc_model = 1
     kind = "linear"
-    example = (12.0,)
+    example_values = (12.0,)
 
     def _parameters(self):
         return (_M,)
@@ -145,7 +145,7 @@ class Linear2(_SingleAxis):
     kind = "linear"
     notes = ("Positive direction upward. alpha (angle from the vertical) is reported from the fit; without a "
              "payload, g*cos(alpha) is derived as p2/p1.")
-    example = (12.0, 101.9137, 8.49281)
+    example_values = (12.0, 101.9137, 8.49281)
 
     def _parameters(self):
         return (_M,
@@ -185,7 +185,7 @@ class Linear3(_SingleAxis):
     softmc_model = 3
     kind = "linear"
     notes = "Vertical axis (full g), positive direction upward; x in m."
-    example = (8.0, 2000.0, 100.0)
+    example_values = (8.0, 2000.0, 100.0)
 
     def _parameters(self):
         return (_M,

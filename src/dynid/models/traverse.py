@@ -60,7 +60,7 @@ class Traverse(DynamicModel):
 
     def __init__(self, config=None) -> None:
         # No configuration at all describes the example robot; a given configuration must name L2.
-        super().__init__(dict(self.example_config) if config is None else config)
+        super().__init__(config)
         L2 = self.option("L2")
         if L2 is None:
             raise ConfigError("model 'traverse' needs the configuration key 'L2' (arm length in m)",
