@@ -31,7 +31,7 @@ COMMON_KEYS: dict[str, str] = {
     "gravity": "gravitational acceleration [m/s^2], default 9.80665",
     "payload": "payload {mass [kg], inertia [kg m^2]}, default none",
     "friction": "friction/actuator terms joined by '+': viscous, coulomb, offset, coulomb_asym, stribeck, "
-                "armature (default viscous+coulomb)",
+                "armature (default viscous+coulomb); 'auto' chooses by held-out validation error",
     "joint_names": "axis names used in the PRG (default A1..An)",
     "parameters": "known parameter values {name: value}, held fixed and not identified",
     "position_limits": "per joint [lo, hi] in rad or m",

@@ -275,6 +275,17 @@ def _features(q, qd, qdd, kind):
     return f
 
 
+_REMEDY = {
+    "constant": "an asymmetric friction or a torque offset would: try --friction viscous+coulomb+offset (or auto)",
+    "qdd": "a rotor inertia missing from the model would: try --friction viscous+coulomb+armature (or auto)",
+    "sign(qd)": "try --friction auto (friction models chosen by validation error)",
+    "qd*|qd|": "try --friction auto (friction models chosen by validation error)",
+    "sin(q)": "gravity missing? choose a model with a gravity term (e.g. rotary3, linear2)",
+    "cos(q)": "gravity missing? choose a model with a gravity term (e.g. rotary3, linear2)",
+    "q": "a spring or gravity term missing? (e.g. linear3 for a spring-balanced axis)",
+}
+
+
 def _subsample(ident, max_rows: int = 20000) -> np.ndarray:
     N = ident.cond.data_length
     step = max(1, int(np.ceil(N * ident.cond.n_joints / max_rows)))
@@ -320,12 +331,13 @@ def _systematic_residual(ident) -> list[Diagnostic]:
             if r2 > best_r2:
                 best, best_r2 = name, r2
         if best_r2 > SYSTEMATIC_R2:
+            remedy = _REMEDY.get(best, "")
             out.append(Diagnostic(
                 "systematic_residual",
                 f"{_axis(ident, j)}: the torque error is systematic (error RMS {100 * rms_e / rms_tau:.1f} % of the "
                 f"torque RMS; a term in {best} of this joint would explain {100 * best_r2:.0f} % of it): the model "
                 f"'{plant.model.name}' misses a term for this axis (gravity? a spring? another friction law?) or the "
-                "torque scale/sign (TorqueFactor) is off", j + 1,
+                "torque scale/sign (TorqueFactor) is off" + (f"; {remedy}" if remedy else ""), j + 1,
                 evidence={"feature": best, "r2": best_r2, "error_rms": rms_e, "torque_rms": rms_tau}))
     return out
 

@@ -185,6 +185,13 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     """
     from .diagnostics import MIN_DELAY_SAMPLES, diagnose, estimate_delay
 
+    if plant.auto_friction:
+        from .friction_select import select_friction
+
+        sel = select_friction(rec, plant, options, progress=progress)
+        chosen = Plant(plant.model.with_config(friction=sel.chosen))
+        res = identify(rec, chosen, options, progress=progress)
+        return replace(res, notes=res.notes + (sel.note(),))
     if options.estimator == "irls":
         return _identify_robust(rec, plant, options, progress)
     if options.align_torque:

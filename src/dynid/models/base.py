@@ -23,7 +23,7 @@ from ..config import ModelConfig, Payload
 from ..errors import ConfigError, ShapeError
 from ..units import force_unit, velocity_unit
 
-__all__ = ["Joint", "Parameter", "DynamicModel", "FrictionModel", "Plant", "FRICTION_TERMS"]
+__all__ = ["Joint", "Parameter", "DynamicModel", "FrictionModel", "Plant", "FRICTION_TERMS", "AUTO_FRICTION"]
 
 
 @dataclass(frozen=True)
@@ -196,11 +196,18 @@ class DynamicModel(ABC):
         return q, qd, qdd
 
     # ------------------------------------------------------------------ variants and hooks
+    def with_config(self, **changes: Any) -> "DynamicModel":
+        """The same robot with some :class:`~dynid.config.ModelConfig` fields replaced.
+
+        Models whose constructor takes more than the configuration (e.g. a URDF) override this.
+        """
+        return type(self)(replace(self.config, **changes))
+
     def with_payload(self, mass: float | None = None, inertia: float | None = None) -> "DynamicModel":
         """The same robot carrying another payload (unchanged values where ``None``)."""
         payload = Payload(self.payload.mass if mass is None else mass,
                           self.payload.inertia if inertia is None else inertia)
-        return type(self)(replace(self.config, payload=payload))
+        return self.with_config(payload=payload)
 
     def state_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Typical position range ``(lo, hi)`` ``(n_joints,)`` for random states (structural rank)."""
@@ -265,6 +272,8 @@ FRICTION_TERMS: dict[str, tuple[tuple[str, ...], str]] = {
     "armature": (("armature",), "rotor (armature) inertia Ia·qdd at the joint"),
 }
 _TERM_ORDER = tuple(FRICTION_TERMS)
+AUTO_FRICTION = "auto"
+"""``friction: auto``: the friction model is chosen by validation error (dynid.friction_select)."""
 _DISCONTINUOUS = {"coulomb", "coulomb_asym", "stribeck"}
 
 
@@ -387,8 +396,12 @@ class Plant:
 
     def __init__(self, model: DynamicModel, friction: FrictionModel | None = None) -> None:
         self.model = model
+        spec = model.config.friction
+        self.auto_friction = friction is None and spec.strip() == AUTO_FRICTION
+        if self.auto_friction:  # chosen by validation error in identify(); softMC's until then
+            spec = "viscous+coulomb"
         self.friction = friction if friction is not None else FrictionModel(
-            model.config.friction, model.joints, model.config.stribeck_velocity)
+            spec, model.joints, model.config.stribeck_velocity)
 
     @property
     def n_joints(self) -> int:
