@@ -416,8 +416,9 @@ _NOTES = (
     "Closed-form kinematics and Jacobians (dynid.models.delta.inverse_kinematics / forward_kinematics). "
     "forearm_model 'rigid' (default): each forearm is a rigid rod pair with its centre of mass at mid-rod, exact; "
     "p1..p5 then have structural rank 4 (the combination -L_AB^2/2*p1 - g*L_AB/2*p2 + p3 + L_BC^2/4*p4 - 3/2*p5 "
-    "changes no torque), so identification reports base parameters: hold one of them (e.g. M_P from a scale) "
-    "under 'parameters' to get physical values for the others. 'lumped': Codourey's split (elbow_mass_fraction "
+    "changes no torque), so identification reports base parameters (M_P held at 0, the other four absorbing "
+    "it; they may then look unphysical, e.g. a negative g*L_AB*M_AB, while every joint torque stays exact): hold "
+    "one of them (e.g. M_P from a scale) under 'parameters' to get physical values for the others. 'lumped': Codourey's split (elbow_mass_fraction "
     "of M_BC at the elbow, the rest on the plate, plus the Theta_BC term); it spans the same torques after "
     "identification but is a few % off a rigid-forearm robot with the same physical values. "
     "p11..p14 (D, C_r, Fr_max, R_ext) are undocumented by softMC: user constants, never identified, no effect "
@@ -531,7 +532,12 @@ class _Delta(DynamicModel):
         return ok
 
     def sample_positions(self, rng: np.random.Generator, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
-        """Random plate positions ``(n_samples, 3)`` [m] in :meth:`workspace` and their angles ``(n_samples, 3)``."""
+        """Random plate positions ``(n_samples, 3)`` [m] in :meth:`workspace` and their angles ``(n_samples, 3)``
+        [rad], well conditioned and inside :meth:`state_bounds`."""
+        lo, hi = self.state_bounds()
+        return self._sample_positions(rng, n_samples, lo[:3], hi[:3])
+
+    def _sample_positions(self, rng, n_samples, lo=None, hi=None):
         radius, z_top, z_bot = self.workspace()
         out_p, out_q, have = [], [], 0
         for _ in range(200):  # rejection sampling in batches (vectorised inside)
@@ -541,6 +547,8 @@ class _Delta(DynamicModel):
             p = np.column_stack([rad * np.cos(ang), rad * np.sin(ang), rng.uniform(z_bot, z_top, size=m)])
             q = _ik(self.geometry, p)
             ok = self._valid(p, q)
+            if lo is not None:
+                ok &= ((q >= lo) & (q <= hi)).all(axis=1)
             out_p.append(p[ok])
             out_q.append(q[ok])
             have += int(ok.sum())
@@ -569,8 +577,14 @@ class _Delta(DynamicModel):
         if lims is not None and len(lims) == self.n_joints:
             a = np.array(lims, dtype=float)
             return a[:, 0], a[:, 1]
-        _, q = self.sample_positions(np.random.default_rng(0), 2000)
-        lo, hi = q.min(axis=0), q.max(axis=0)
+        lo, hi = self._workspace_range
+        return lo.copy(), hi.copy()
+
+    @cached_property
+    def _workspace_range(self) -> tuple[np.ndarray, np.ndarray]:
+        """Angle range of 2000 workspace samples (seed 0), widened by 0.05 rad."""
+        _, q = self._sample_positions(np.random.default_rng(0), 2000)
+        lo, hi = q.min(axis=0) - 0.05, q.max(axis=0) + 0.05
         if self.four_axis:
             lo, hi = np.append(lo, -np.pi), np.append(hi, np.pi)
         return lo, hi
