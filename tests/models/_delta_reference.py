@@ -106,14 +106,16 @@ def _mjcf(rb: DeltaRobot) -> str:
             rods.append(f"""
         <body name="rod{i}{k}" pos="{_f([rb.L_AB, sgn * rb.spacing, 0])}">
           <joint name="ball{i}{k}" type="ball"/>
-          <inertial pos="{_f([rb.L_BC / 2, 0, 0])}" mass="{rb.rod_mass!r}" diaginertia="{_f([eps, rb.rod_I, rb.rod_I])}"/>
+          <inertial pos="{_f([rb.L_BC / 2, 0, 0])}" mass="{rb.rod_mass!r}"
+                    diaginertia="{_f([eps, rb.rod_I, rb.rod_I])}"/>
           <site name="rodend{i}{k}" pos="{_f([rb.L_BC, 0, 0])}"/>
         </body>""")
             eqs.append(f'<connect site1="rodend{i}{k}" site2="plate{i}{k}"/>')
         arms.append(f"""
     <body name="arm{i}" pos="{_f(rb.R * u)}" quat="{_f(quat)}">
       <joint name="q{i}" type="hinge" axis="0 1 0" armature="{rb.armature!r}"/>
-      <inertial pos="{_f([rb.arm_com, 0, 0])}" mass="{rb.arm_mass!r}" diaginertia="{_f(rb.arm_inertia)}"/>{''.join(rods)}
+      <inertial pos="{_f([rb.arm_com, 0, 0])}" mass="{rb.arm_mass!r}"
+                diaginertia="{_f(rb.arm_inertia)}"/>{''.join(rods)}
     </body>""")
     plate_sites = []
     for i in range(3):

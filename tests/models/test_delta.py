@@ -12,6 +12,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dynid.base_params import structural_base
 from dynid.errors import ConfigError, InputDataError, ShapeError
@@ -35,6 +37,21 @@ def test_inverse_kinematics_matches_a_numerical_root_finder(rng):
     np.testing.assert_allclose(q, q_ref, atol=1e-12)
     np.testing.assert_allclose(forward_kinematics(model.geometry, q), p, atol=1e-13)
     np.testing.assert_allclose(inverse_kinematics(model.geometry, p), q, atol=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-0.4, 1.0), min_size=3, max_size=3))
+def test_forward_then_inverse_kinematics_is_the_identity(q):
+    """For any angles in [−0.4, 1.0] rad (all assemble for this geometry) IK(FK(q)) = q, and the
+    rods have their length."""
+    geo = DeltaGeometry(**GEO)
+    q = np.array([q])
+    p = forward_kinematics(geo, q)
+    np.testing.assert_allclose(inverse_kinematics(geo, p), q, atol=1e-12)
+    for i, phi in enumerate(np.radians([0.0, 120.0, 240.0])):
+        u = np.array([np.cos(phi), np.sin(phi), 0.0])
+        B = 0.2 * u + 0.35 * (np.cos(q[0, i]) * u - np.sin(q[0, i]) * np.array([0, 0, 1.0]))
+        assert np.linalg.norm(p[0] + 0.05 * u - B) == pytest.approx(0.8, abs=1e-13)
 
 
 def test_home_position_is_symmetric():
