@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 MODULES = ["dynid.units", "dynid.metrics", "dynid.identify", "dynid.base_params", "dynid.conditioning",
-           "dynid.models.puma"]
+           "dynid.models.puma", "dynid.models.delta"]
 
 
 @pytest.mark.parametrize("name", MODULES)

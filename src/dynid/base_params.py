@@ -135,10 +135,12 @@ def find_base_parameters(W: np.ndarray, names: Sequence[str], order: Sequence[in
     return BaseParameters(tuple(names), np.array(independent, dtype=int), np.array(dependent, dtype=int), K)
 
 
-def preference_order(roles: Sequence[str]) -> list[int]:
-    """Dynamic parameters first, then friction, then payload coefficients, constants last."""
+def preference_order(roles: Sequence[str], names: Sequence[str] = (), held_first: Sequence[str] = ()) -> list[int]:
+    """Dynamic parameters first, then friction, then payload coefficients, constants last; within
+    the dynamic ones, those named in ``held_first`` go after the others (they become dependent)."""
     rank = {"dynamic": 0, "friction": 1, "payload": 2, "constant": 3}
-    return sorted(range(len(roles)), key=lambda i: (rank[roles[i]], i))
+    held = set(held_first)
+    return sorted(range(len(roles)), key=lambda i: (rank[roles[i]], names[i] in held if names else False, i))
 
 
 def structural_base(plant, *, n_states: int = 400, seed: int = 0, exclude: Sequence[int] = ()) -> BaseParameters:
@@ -153,4 +155,5 @@ def structural_base(plant, *, n_states: int = 400, seed: int = 0, exclude: Seque
     W = W.copy()
     if len(exclude):
         W[:, list(exclude)] = 0.0
-    return find_base_parameters(W, plant.param_names, preference_order(plant.param_roles), plant.model.structural_rtol)
+    order = preference_order(plant.param_roles, plant.param_names, plant.model.prefer_dependent)
+    return find_base_parameters(W, plant.param_names, order, plant.model.structural_rtol)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dynid.base_params import structural_base
 from dynid.errors import ConfigError, InputDataError, ShapeError
-from dynid.models import Plant, make_model
+from dynid.models import Plant, make_model, model_class
 from dynid.models.delta import (DeltaGeometry, cartesian_to_joint, forward_kinematics, inverse_kinematics,
                                 joint_to_cartesian)
 
@@ -133,8 +133,8 @@ def test_configuration_errors(config, match):
         make_model("delta3", config)
 
 
-def test_without_configuration_the_example_robot_is_built():
-    m = make_model("delta4")
+def test_example_robot():
+    m = model_class("delta4").example()
     assert m.geometry == DeltaGeometry(**GEO)
     assert m.config.parameters["L_TO"] == m.example_parameters()[8]
     assert m.with_payload(mass=1.0).geometry == m.geometry  # variants keep the geometry
@@ -226,7 +226,7 @@ def test_half_split_with_reduced_inertia_is_the_rigid_rod(rng):
 def test_payload_rides_on_the_plate(rng):
     """Payload mass m == plate mass + m; delta4 payload inertia == Theta_Tphi + I."""
     for name in ("delta3", "delta4"):
-        m0 = make_model(name)
+        m0 = model_class(name).example()
         m1 = m0.with_payload(mass=0.9, inertia=0.02)
         q, qd, qdd = m0.sample_states(rng, 20)
         p = np.array(m0.example_parameters())
@@ -238,11 +238,11 @@ def test_payload_rides_on_the_plate(rng):
 
 
 def test_constants_do_not_enter_the_torque(rng):
-    m = make_model("delta4")
+    m = model_class("delta4").example()
     q, qd, qdd = m.sample_states(rng, 10)
     Y = m.regressor(q, qd, qdd)
     assert not np.any(Y[:, :, 8:])
-    Y3 = make_model("delta3").regressor(q[:, :3], qd[:, :3], qdd[:, :3])
+    Y3 = model_class("delta3").example().regressor(q[:, :3], qd[:, :3], qdd[:, :3])
     assert not np.any(Y3[:, :, 5:])
 
 
@@ -251,17 +251,18 @@ def test_constants_do_not_enter_the_torque(rng):
 @pytest.mark.parametrize("name", ["delta3", "delta4"])
 def test_rigid_forearms_have_structural_rank_4_among_p1_to_p5(name):
     """The generic base-parameter analysis finds spec/models.md §5's combination
-    (−L_AB²/2, −g·L_AB/2, 1, L_BC²/4, −3/2): M_P is dependent with K = −(first four)/(−3/2)."""
-    model = make_model(name)
+    (−L_AB²/2, −g·L_AB/2, 1, L_BC²/4, −3/2). The model holds the forearm inertia Theta_BC (its
+    ``prefer_dependent``), so Theta_BC is dependent with K_k = −v_k / v_Theta_BC."""
+    model = model_class(name).example()
     plant = Plant(model)
     base = structural_base(plant)
     names = plant.param_names
     dep = [names[j] for j in base.dependent]
-    assert "M_P" in dep and not {"Theta_AB", "g*L_AB*M_AB", "M_BC", "Theta_BC"} & set(dep)
-    col = list(base.dependent).index(names.index("M_P"))
+    assert "Theta_BC" in dep and not {"Theta_AB", "g*L_AB*M_AB", "M_BC", "M_P"} & set(dep)
+    col = list(base.dependent).index(names.index("Theta_BC"))
     K = dict(zip([names[i] for i in base.independent], base.K[:, col]))
     L, Lf = 0.35, 0.8
-    expected = {"Theta_AB": -L**2 / 3, "g*L_AB*M_AB": -G * L / 3, "M_BC": 2 / 3, "Theta_BC": Lf**2 / 6}
+    expected = {"Theta_AB": 2 * L**2 / Lf**2, "g*L_AB*M_AB": 2 * G * L / Lf**2, "M_BC": -4 / Lf**2, "M_P": 6 / Lf**2}
     for key, v in expected.items():
         assert K[key] == pytest.approx(v, rel=1e-9), key
     assert all(abs(K[k]) < 1e-9 for k in K if k not in expected)
@@ -291,7 +292,7 @@ def test_lumped_model_has_the_same_rank_and_span():
 
 def test_sample_states_are_valid_workspace_configurations(rng):
     for name in ("delta3", "delta4"):
-        m = make_model(name)
+        m = model_class(name).example()
         q, qd, qdd = m.sample_states(rng, 300)
         p = forward_kinematics(m.geometry, q[:, :3])
         radius, z_top, z_bot = m.workspace()
@@ -320,8 +321,9 @@ def test_identify_delta3_end_to_end():
     """Simulate an identification run (joint sines), identify with the pipeline, validate on a
     Cartesian loop the robot never did during identification.
 
-    The plate mass is not identifiable with rigid forearms: it must come out as 'not identifiable'
-    (held at 0) with the four base combinations at their true values, not as a noisy fifth estimate.
+    One of p1..p5 is not identifiable with rigid forearms: the forearm inertia Theta_BC must come out
+    as 'not identifiable' (held at 0) with the four base combinations at their true values, not as a
+    noisy fifth estimate, and all four physical (positive), as a uniform-rod forearm makes them.
     The validation torque is computed exactly as the pipeline computes its own (conditioned motion,
     low-pass filtered Coulomb sign) and compared with the filtered measured torque.
     """
@@ -340,17 +342,17 @@ def test_identify_delta3_end_to_end():
     res = identify(rec, plant)
     assert res.success
     status = dict(zip(plant.param_names, res.status))
-    assert status["M_P"] == ParameterStatus.NOT_IDENTIFIABLE and res.values["M_P"] == 0.0
-    for name in ("Theta_AB", "g*L_AB*M_AB", "M_BC", "Theta_BC"):
-        assert status[name] == ParameterStatus.IDENTIFIED
+    assert status["Theta_BC"] == ParameterStatus.NOT_IDENTIFIABLE and res.values["Theta_BC"] == 0.0
+    for name in ("Theta_AB", "g*L_AB*M_AB", "M_BC", "M_P"):
+        assert status[name] == ParameterStatus.IDENTIFIED and res.values[name] > 0
     assert all(status[n] == ParameterStatus.CONSTANT for n in plant.param_names[5:14])
     # base combinations (spec/models.md §5) at their true values
-    L, Lf, mp = 0.35, 0.8, p[4]
-    K = {"Theta_AB": -L**2 / 3, "g*L_AB*M_AB": -G * L / 3, "M_BC": 2 / 3, "Theta_BC": Lf**2 / 6}
-    for k, (name, c) in enumerate(K.items()):
-        # within 3 % of the size of the terms combined (p_k and c·M_P nearly cancel for g*L_AB*M_AB)
-        assert res.values[name] == pytest.approx(p[k] + c * mp, abs=0.03 * (abs(p[k]) + abs(c * mp))), name
-    assert any("M_P" in e for e in res.base.expressions())
+    L, Lf, th_bc = 0.35, 0.8, p[3]
+    K = {"Theta_AB": (0, 2 * L**2 / Lf**2), "g*L_AB*M_AB": (1, 2 * G * L / Lf**2), "M_BC": (2, -4 / Lf**2),
+         "M_P": (4, 6 / Lf**2)}
+    for name, (k, c) in K.items():
+        assert res.values[name] == pytest.approx(p[k] + c * th_bc, rel=0.03), name
+    assert any("Theta_BC" in e for e in res.base.expressions())
     # validation on a Cartesian loop (peak 1.8 m/s)
     t = np.arange(0.0, 7.0, 1e-3)
     w = 2 * np.pi * 0.8

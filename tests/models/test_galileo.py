@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dynid.base_params import structural_base
-from dynid.models import Plant, make_model
+from dynid.models import Plant, make_model, model_class
 
 G = 9.80665
 
@@ -130,7 +130,7 @@ def test_configured_payload_equals_catalogue_payload(states):
 
 
 def test_interpretation_is_declared():
-    m = make_model("galileo")
+    m = model_class("galileo").example()
     assert m.status == "experimental"
     assert "cut off after item 5" in m.notes
     invented = m.parameters[5:]
@@ -144,7 +144,7 @@ def test_interpretation_is_declared():
 def test_base_parameters_merge_payload_and_housing_terms():
     """Structurally: mP merges with the arm (mP = M_A − TP·M_A*D_A + TP²·J_AF), IR with J_R, and the
     arm's axial inertia with the others: J_AX = J_Y + J_S − J_AF (cos² + sin² = 1)."""
-    plant = Plant(make_model("galileo"))
+    plant = Plant(model_class("galileo").example())
     base = structural_base(plant)
     names = plant.param_names
     dep = {names[j] for j in base.dependent}

@@ -90,6 +90,9 @@ class DynamicModel(ABC):
     notes: ClassVar[str] = ""
     structural_rtol: ClassVar[float | None] = None
     """Relative tolerance for structural rank; ``None`` = numpy's ``matrix_rank`` rule."""
+    prefer_dependent: ClassVar[tuple[str, ...]] = ()
+    """Parameters to hold first when the model has collinear columns (they go last in the base
+    parameters' preference order), e.g. the one whose absorption keeps the others physical."""
     example_config: ClassVar[Mapping[str, Any]] = {}
     """Configuration of a typical robot of this kind (geometry keys a model requires), used by
     :meth:`example`, the conformance tests and ``dynid models``."""

@@ -440,6 +440,10 @@ _NOTES4 = _NOTES + (
 # ----------------------------------------------------------------------------------- models
 
 class _Delta(DynamicModel):
+    # With rigid forearms one combination of p1..p5 is invisible in the torques: the forearm inertia
+    # Theta_BC is the parameter held (absorbed), which leaves the others positive and close to a
+    # lumped (Codourey) split, instead of holding the plate mass.
+    prefer_dependent = ("Theta_BC",)
     softmc_model = 1
     element = "DELTA"
     status = "verified"
@@ -455,10 +459,6 @@ class _Delta(DynamicModel):
     }
 
     def __init__(self, config=None) -> None:
-        if config is None:
-            config = dict(EXAMPLE_GEOMETRY)
-            if self.four_axis:
-                config["parameters"] = {"L_TO": 0.05, "L_TP": 0.08}
         super().__init__(config)
         missing = [k for k in _GEOMETRY_KEYS if self.option(k) is None]
         if missing:
@@ -670,6 +670,7 @@ class Delta3(_Delta):
     name = "delta3"
     title = "Delta robot, 3 axes (parallel kinematics), Dynamic Model 1"
     notes = _NOTES
+    example_config = dict(EXAMPLE_GEOMETRY)
 
 
 @register_model
@@ -678,3 +679,4 @@ class Delta4(_Delta):
     title = "Delta robot, 4 axes (3 parallel + rotary phi via telescopic shaft), Dynamic Model 1"
     four_axis = True
     notes = _NOTES4
+    example_config = {**EXAMPLE_GEOMETRY, "parameters": {"L_TO": 0.05, "L_TP": 0.08}}

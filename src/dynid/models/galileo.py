@@ -102,9 +102,9 @@ class Galileo(DynamicModel):
     config_keys: dict[str, str] = {}
     notes = _NOTES
 
+    example_config = {"parameters": dict(_EXAMPLE_CONSTANTS)}
+
     def __init__(self, config=None) -> None:
-        if config is None:
-            config = {"parameters": dict(_EXAMPLE_CONSTANTS)}
         super().__init__(config)
         known = self.config.parameters
         self.tp = float(known.get("TP", 0.0))
