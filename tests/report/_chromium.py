@@ -60,6 +60,7 @@ class PageCheck:
     title: str
     height: int
     screenshot: bytes = field(repr=False, default=b"")
+    pdf: bytes = field(repr=False, default=b"")
 
 
 class _Pipe:
@@ -112,10 +113,11 @@ class _Pipe:
 
 
 def inspect_page(path: str | Path, *, width: int = 1200, height: int = 900, full_page: bool = True,
-                 timeout: float = 60.0) -> PageCheck:
+                 pdf: bool = False, timeout: float = 60.0) -> PageCheck:
     """Load ``path`` in headless Chromium; report broken images, console errors, requests; screenshot it.
 
-    ``full_page`` captures the whole page, else the first ``width`` x ``height`` pixels.
+    ``full_page`` captures the whole page, else the first ``width`` x ``height`` pixels. ``pdf``
+    also prints it (A4, backgrounds on), as a user's "Print to PDF" would.
     """
     exe = find_chromium()
     if exe is None:
@@ -155,6 +157,11 @@ def inspect_page(path: str | Path, *, width: int = 1200, height: int = 900, full
                           {"width": width, "height": max(height, int(probe["height"])), "deviceScaleFactor": 1,
                            "mobile": False}, session=session)
             shot = base64.b64decode(pipe.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"])
+            printed = b""
+            if pdf:
+                printed = base64.b64decode(pipe.send("Page.printToPDF", {"printBackground": True, "paperWidth": 8.27,
+                                                                         "paperHeight": 11.69}, session=session,
+                                                     timeout=timeout)["data"])
             errors, requests = _collect(pipe.events, url)
             try:
                 pipe.send("Browser.close", timeout=5)
@@ -170,7 +177,7 @@ def inspect_page(path: str | Path, *, width: int = 1200, height: int = 900, full
                 proc.wait()
     return PageCheck(images=probe["images"], broken_images=[i["alt"] for i in probe["images"] if not i["ok"]],
                      console_errors=errors, requests=requests, resources=probe["resources"], title=probe["title"],
-                     height=int(probe["height"]), screenshot=shot)
+                     height=int(probe["height"]), screenshot=shot, pdf=printed)
 
 
 def _collect(events: list[dict], url: str) -> tuple[list[str], list[str]]:

@@ -23,11 +23,15 @@ def png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+def pdf_pages(data: bytes) -> int:
+    return data.count(b"/Type /Page") - data.count(b"/Type /Pages")
+
+
 @pytest.mark.parametrize("run", ["sound_run", "saturated_run"])
 def test_report_loads_in_headless_chromium(request, run, tmp_path):
     folder = request.getfixturevalue(run)
     report = folder / "report.html"
-    check = inspect_page(report, width=1200, height=900)
+    check = inspect_page(report, width=1200, height=900, pdf=True)
     n_img = len(parse_page(report).imgs)
     assert n_img >= 4 and len(check.images) == n_img
     assert check.broken_images == []
@@ -38,6 +42,8 @@ def test_report_loads_in_headless_chromium(request, run, tmp_path):
     w, h = png_size(check.screenshot)
     assert w == 1200 and h >= check.height > 900  # the whole page was captured
     (tmp_path / "report.png").write_bytes(check.screenshot)
+    # printable: Chromium's "Print to PDF" gives an A4 document of several pages
+    assert check.pdf.startswith(b"%PDF") and pdf_pages(check.pdf) >= 2
 
 
 def test_the_check_sees_broken_images_errors_and_requests(tmp_path):

@@ -101,6 +101,19 @@ def test_cli_report_out_and_png_figures(sound_run, tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_png_figures_need_the_report_extra(sound_run, tmp_path, monkeypatch, capsys):
+    """Without matplotlib, --figures says which extra to install (exit 2) and writes nothing."""
+    import sys
+
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")] + [
+            "matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    out = tmp_path / "r.html"
+    assert main(["report", str(sound_run), "--out", str(out), "--figures", str(tmp_path / "f")]) == 2
+    assert "pip install 'dynid[report]'" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "f").exists()
+
+
 def test_bad_input_exits_2(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "result.json" in capsys.readouterr().err

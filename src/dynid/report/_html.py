@@ -217,7 +217,7 @@ def _parameters(data: ReportData) -> str:
     fstd = []
     if isinstance(fr.get("std"), Mapping) and fn:
         per_term = fr["std"]
-        suffixes = [x.split(".", 1)[-1] for x in fn]
+        suffixes = [x.rsplit(".", 1)[-1] for x in fn]
         counters: dict[str, int] = {}
         for s in suffixes:
             i = counters.get(s, 0)
@@ -407,7 +407,7 @@ def render_html(data: ReportData, figures: ReportFigures, validation: Validation
     nav = "<nav>" + "".join(f'<a href="#{a}">{_e(t)}</a>' for a, t in links) + "</nav>"
     src = (r.get("source") or {}).get("recording")
     meta = (f'<p class="meta">{_e(r.get("model_title", ""))} · softMC DynamicModel {_e(r.get("softmc_dynamic_model", "—"))}'
-            f" · group {_e(r.get('group', 1))} · {data.n_joints} axis/axes · identified {_e(r.get('created', '—'))}"
+            f" · group {_e(r.get('group', 1))} · {data.n_joints} {'axis' if data.n_joints == 1 else 'axes'} · identified {_e(r.get('created', '—'))}"
             f"{' · recording ' + _e(src) if src else ''}</p>")
     body = [f"<h1>{_e(title)}</h1>", meta, nav, _banner(data, diags), _diagnostics(data, diags, figures.evidence)]
     if validation is not None:

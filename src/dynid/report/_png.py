@@ -41,7 +41,7 @@ def _draw(ax, panel: Panel) -> None:
     ax.grid(True, color="#e6e6e6", linewidth=0.8)
     ax.set_axisbelow(True)
     if panel.legend and any(t.label for t in panel.traces):
-        ax.legend(loc="upper right", fontsize=8, framealpha=0.85)
+        ax.legend(loc="best", fontsize=8, framealpha=0.85)
 
 
 def _draw_trace(ax, tr: Trace) -> None:
@@ -53,9 +53,12 @@ def _draw_trace(ax, tr: Trace) -> None:
         ax.scatter(tr.x, tr.y, s=tr.width**2, color=tr.color, label=lab, alpha=tr.opacity, linewidths=0)
     elif tr.kind == "hband" and tr.y.size >= 2:
         ax.axhspan(tr.y[0], tr.y[1], color=tr.color, alpha=tr.opacity, lw=0, label=lab)
-    elif tr.kind == "vspans":
-        for k, (a, b) in enumerate(tr.x.reshape(-1, 2)):
-            ax.axvspan(a, b, color=tr.color, alpha=tr.opacity, lw=0, label=lab if k == 0 else None)
+    elif tr.kind == "vspans":  # one collection, not an artist per span (a long record has hundreds)
+        from matplotlib.collections import PolyCollection
+
+        verts = [[(a, 0.0), (b, 0.0), (b, 1.0), (a, 1.0)] for a, b in tr.x.reshape(-1, 2)]
+        ax.add_collection(PolyCollection(verts, transform=ax.get_xaxis_transform(), facecolors=tr.color,
+                                         alpha=tr.opacity, linewidths=0, label=lab), autolim=False)
     elif tr.kind == "hline":
         for k, v in enumerate(tr.y):
             ax.axhline(v, color=tr.color, lw=tr.width, ls=ls, label=lab if k == 0 else None)

@@ -86,7 +86,8 @@ def panel_limits(panel: Panel) -> tuple[tuple[float, float], tuple[float, float]
         elif tr.kind == "hbars":
             xs.append(np.append(tr.x, 0.0))
             ys.append(np.array([-0.5, len(tr.labels) - 0.5]))
-    xlim = panel.xlim or _span(xs, pad=0.0)
+    bars = any(t.kind == "hbars" for t in panel.traces)
+    xlim = panel.xlim or _span(xs, pad=0.04 if bars else 0.0)
     ylim = panel.ylim or _span(ys, pad=0.06)
     return xlim, ylim
 
