@@ -172,3 +172,47 @@ def test_large_run_page_is_small_and_fast(tmp_path):
     for code in ("too_slow", "saturation", "few_cycles", "small_range", "poorly_identified", "large_noise",
                  "systematic_residual"):
         assert any(i.article == code for i in page.imgs), code
+
+
+def test_failed_identification_has_a_failed_banner(tmp_path):
+    """linear1 (no gravity) on a vertical linear axis fails the 50 % rule: the banner says so, per axis."""
+    from dynid.models import Plant, make_model
+
+    from .conftest import identify_and_report
+
+    plant = Plant(make_model("linear2"))
+    rec = simulate(plant, [10.0, 10 * 9.80665, 0.0, 20.0, 5.0], SineMotion([-0.1], [0.1], [0.4], record_s=10), seed=3)
+    folder = identify_and_report(tmp_path, rec, "linear1")
+    res = result_of(folder)
+    assert res["metrics"]["success"] is False
+    page = parse_page(folder / "report.html")
+    check_self_contained(page)
+    check_figures(page, 1)
+    verdict = page.text.split('id="verdict"', 1)[1].split("</section>", 1)[0]
+    assert "FAILED" in verdict and "✗ above" in verdict
+    assert "position [mm]" in " ".join(t.text or "" for i in page.imgs if i.figure == "fig-axis1_position"
+                                       for t in page.svg(i).iter("{http://www.w3.org/2000/svg}text"))
+
+
+def test_payload_run_shows_the_payload(tmp_path):
+    """A run with a known payload shows it; a payload estimate in result.json (IdentPayload runs) is tabulated."""
+    from dynid.models import Plant, make_model
+
+    cfg = {"payload": {"mass": 2.0, "inertia": 0.01}}
+    plant = Plant(make_model("rotary3", cfg))
+    rec = simulate(plant, [0.5, 0.36, 20.0, 9.80665 * 0.6, 0.8, 1.5], SineMotion([-2.0], [2.0], [0.5], record_s=8),
+                   seed=5)
+    csv, out = tmp_path / "p.csv", tmp_path / "out"
+    write_recording_csv(csv, rec)
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    assert main(["identify", str(csv), "--model", "rotary3", "--config", str(tmp_path / "cfg.json"), "--out", str(out),
+                 "--quiet"]) in (0, 1)
+    page = parse_page(render_report(out))
+    assert "payload" in page.ids
+    section = page.text.split('id="payload"', 1)[1].split("</section>", 1)[0]
+    assert "mass 2 kg" in section and "inertia 0.01 kg" in section
+    res = result_of(out)
+    res["payload"] = {"names": ["payload mass"], "values": [1.987], "units": ["kg"], "std": [0.004]}
+    (out / "result.json").write_text(json.dumps(res))
+    section = render_report(out).split('id="payload"', 1)[1].split("</section>", 1)[0]
+    assert "Payload estimate" in section and "payload mass" in section and "1.987" in section
