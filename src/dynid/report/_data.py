@@ -1,0 +1,183 @@
+"""What a report shows, read back from the output files only (``result.json`` + ``IDNT<group>.REC``).
+
+Reading nothing else is what lets ``dynid report RESULT_DIR`` re-render any run, on any machine,
+from the three files ``dynid identify`` wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..errors import FileFormatError
+from ..io.rec import read_rec
+
+__all__ = ["ReportData", "Validation", "load_report_data"]
+
+REQUIRED_KEYS = ("model", "joints", "parameters", "conditioning", "metrics")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """A validation run: the identified model's torque against a recording it was not fitted on.
+
+    t : (N,) [s] ; predicted : (N, n_joints) model torque [N m or N] ;
+    measured : (N, n_joints) measured torque, or None when the recording has no torque columns ;
+    source : what the recording was (file name)
+    """
+
+    t: np.ndarray
+    predicted: np.ndarray
+    measured: np.ndarray | None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.t, dtype=float)
+        pred = np.asarray(self.predicted, dtype=float)
+        if pred.ndim == 1:
+            pred = pred[:, None]
+        if t.ndim != 1 or pred.shape[0] != t.size:
+            raise ValueError(f"Validation: t has shape {t.shape} but predicted has {pred.shape}; "
+                             "pass t (N,) and predicted (N, n_joints)")
+        meas = None
+        if self.measured is not None:
+            meas = np.asarray(self.measured, dtype=float)
+            if meas.ndim == 1:
+                meas = meas[:, None]
+            if meas.shape != pred.shape:
+                raise ValueError(f"Validation: measured has shape {meas.shape} but predicted has {pred.shape}")
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "predicted", pred)
+        object.__setattr__(self, "measured", meas)
+
+    @classmethod
+    def from_prediction(cls, prediction: Any, source: str = "") -> "Validation":
+        """From a :class:`dynid.predict.Prediction` (``t``, ``tau``, ``measured``)."""
+        return cls(prediction.t, prediction.tau, prediction.measured, source)
+
+    def errors(self) -> dict[str, np.ndarray] | None:
+        """Per joint: ``rmse`` [N m or N], ``nrmse_rms``, ``nrmse_range``, ``max_relative``, ``mean_relative``
+        (fractions; the relative ones use softMC's reference, the max measured torque), or None."""
+        if self.measured is None:
+            return None
+        e = self.predicted - self.measured
+        rms = np.sqrt(np.mean(self.measured**2, axis=0))
+        rng = np.ptp(self.measured, axis=0)
+        ref = np.abs(self.measured).max(axis=0)
+        rmse = np.sqrt(np.mean(e**2, axis=0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {"rmse": rmse, "nrmse_rms": rmse / rms, "nrmse_range": rmse / rng,
+                    "max_relative": np.abs(e).max(axis=0) / ref, "mean_relative": np.abs(e).mean(axis=0) / ref}
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """The content of one result folder.
+
+    result : the ``result.json`` dictionary ; result_path : its path ;
+    rec_path : the ``IDNT<group>.REC`` read, or None when absent ;
+    t : (N,) [s] or None ; signals : REC signal name -> (N, n_joints), SI, empty without REC ;
+    notes : what could not be read (shown in the report)
+    """
+
+    result: Mapping[str, Any]
+    result_path: Path
+    rec_path: Path | None = None
+    t: np.ndarray | None = None
+    signals: Mapping[str, np.ndarray] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def joint_names(self) -> list[str]:
+        return [j["name"] for j in self.result["joints"]]
+
+    @property
+    def joint_kinds(self) -> list[str]:
+        return [j.get("type", "rotary") for j in self.result["joints"]]
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.result["joints"])
+
+    @property
+    def has_signals(self) -> bool:
+        return self.t is not None and bool(self.signals)
+
+    def vector(self, section: str, key: str, default: float = np.nan) -> np.ndarray:
+        """``result[section][key]`` as a float array of one value per joint (None -> ``default``)."""
+        v = self.result.get(section, {}).get(key)
+        if v is None:
+            return np.full(self.n_joints, default)
+        arr = np.array([default if x is None else x for x in np.atleast_1d(v).tolist()], dtype=float)
+        return arr if arr.size == self.n_joints else np.resize(arr, self.n_joints)
+
+    def moving(self) -> np.ndarray:
+        """Gated samples ``(N, n_joints)``: ``threshold < |vfb| (< upper threshold)``, as the fit used them."""
+        v = np.abs(self.signals["vfb"])
+        out = v > self.vector("conditioning", "velocity_threshold", 0.0)
+        if self.result["conditioning"].get("upper_velocity_threshold") is not None:
+            out &= v < self.vector("conditioning", "upper_velocity_threshold", np.inf)
+        return out
+
+
+def _result_path(path: str | Path) -> Path:
+    p = Path(path)
+    return p / "result.json" if p.is_dir() else p
+
+
+def load_report_data(path: str | Path) -> ReportData:
+    """Read a result folder (or its ``result.json``) and the REC beside it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder ``dynid identify --out`` wrote, or the ``result.json`` in it.
+
+    Returns
+    -------
+    ReportData
+        Without the REC (moved, deleted) the data has no signals and a note saying so; the report
+        then shows the tables only.
+
+    Raises
+    ------
+    FileFormatError
+        No readable ``result.json``, one missing a required section, or a REC whose joints do not
+        match it.
+    """
+    rpath = _result_path(path)
+    try:
+        result = json.loads(rpath.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileFormatError(f"{rpath}: no such file",
+                              hint="pass the folder (or result.json) written by 'dynid identify'") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise FileFormatError(f"{rpath}: not a readable result.json ({err})") from err
+    missing = [k for k in REQUIRED_KEYS if not isinstance(result, dict) or k not in result]
+    if missing:
+        raise FileFormatError(f"{rpath}: result.json has no {', '.join(repr(k) for k in missing)}",
+                              hint="use a result.json written by 'dynid identify'")
+    group = result.get("group", 1)
+    rec = rpath.parent / f"IDNT{group}.REC"
+    if not rec.is_file():
+        found = sorted(rpath.parent.glob("IDNT*.REC"))
+        rec = found[0] if len(found) == 1 else None
+    if rec is None:
+        note = (f"IDNT{group}.REC was not found beside {rpath.name}: the plots of the recorded signals and the "
+                "evidence plots are left out")
+        return ReportData(result, rpath, notes=(note,))
+    try:
+        _, t, channels = read_rec(rec)
+    except FileFormatError:
+        raise
+    except (ValueError, IndexError) as err:  # a header or column that read_rec cannot place
+        raise FileFormatError(f"{rec}: not a REC written by 'dynid identify' ({err})") from err
+    n = len(result["joints"])
+    if channels["tfb"].shape[1] != n:
+        raise FileFormatError(f"{rec}: {channels['tfb'].shape[1]} joints recorded but {rpath.name} has {n}",
+                              hint="keep the REC and result.json of one run together")
+    return ReportData(result, rpath, rec, t, channels)

@@ -1,0 +1,206 @@
+"""The per-axis figures and the validation figures, as :class:`~._spec.FigureSpec` s.
+
+Per axis: measured vs model torque with the error ``te`` (and the 50 % rule's band), velocity with
+the gating threshold shaded, friction torque vs velocity, position against the limits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..models.base import FrictionModel, Joint
+from ._data import ReportData, Validation
+from ._spec import COLORS, FigureSpec, Panel, Trace, density, envelope
+from ._svg import MARGIN
+
+__all__ = ["axis_figures", "validation_figures", "torque_unit", "velocity_unit", "position_display",
+           "gated_spans", "measured_friction", "WIDE", "NARROW"]
+
+WIDE = 860
+NARROW = 430
+
+
+def plot_px(width: int) -> int:
+    """Plot area width [px] of a figure ``width`` px wide: the envelope's bucket count."""
+    return width - MARGIN["left"] - MARGIN["right"]
+
+
+def torque_unit(kind: str) -> str:
+    return "N m" if kind == "rotary" else "N"
+
+
+def velocity_unit(kind: str) -> str:
+    return "rad/s" if kind == "rotary" else "m/s"
+
+
+def position_display(kind: str) -> tuple[float, str]:
+    """(factor, unit) to show SI positions in softMC user units: deg for rotary, mm for linear joints."""
+    return (180.0 / np.pi, "deg") if kind == "rotary" else (1000.0, "mm")
+
+
+def gated_spans(t: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """Time intervals ``(n, 2)`` [s] where ``moving`` is False (samples the fit did not use)."""
+    d = np.diff(np.concatenate([[0], (~moving).astype(np.int8), [0]]))
+    a, b = np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1
+    return np.column_stack([t[a], t[b]]) if a.size else np.empty((0, 2))
+
+
+def measured_friction(data: ReportData) -> tuple[np.ndarray, FrictionModel, np.ndarray] | None:
+    """Friction torque the measurement implies, ``tfb - rigid-body model = friction model - te``, ``(N, n)``.
+
+    Returns ``(friction_measured, friction_model, coefficients)`` or None when result.json's friction
+    block cannot be rebuilt (e.g. written by a newer dynid with other terms).
+    """
+    fr = data.result.get("friction") or {}
+    joints = [Joint(n, k) for n, k in zip(data.joint_names, data.joint_kinds)]
+    try:
+        model = FrictionModel(fr.get("model", "none"), joints, float(data.result.get("config", {}).get(
+            "stribeck_velocity", 0.1)))
+    except (ConfigError, TypeError, ValueError):
+        return None
+    values = np.array([0.0 if v is None else v for v in fr.get("values", [])], dtype=float)
+    if values.size != model.n_params:
+        return None
+    s = data.signals
+    f = model.columns(s["vfb"], s["afb"]) @ values
+    return f - s["te"], model, values
+
+
+def _torque_figure(data: ReportData, j: int, moving: np.ndarray) -> FigureSpec:
+    s, t = data.signals, data.t
+    name, kind = data.joint_names[j], data.joint_kinds[j]
+    unit = torque_unit(kind)
+    n = plot_px(WIDE)
+    m = moving[:, j]
+    allowed = float(data.result["metrics"].get("allowed", 0.5))
+    ref = float(np.abs(s["tfb"][m, j]).max()) if m.any() else float(np.abs(s["tfb"][:, j]).max())
+    mre = data.vector("metrics", "max_relative_error")[j]
+    spans = gated_spans(t, m)
+    top = Panel((Trace("vspans", spans, label="not used (|v| below threshold)", color="#000000", opacity=0.06),
+                 Trace("line", *envelope(t, s["tfb"][:, j], n), label="measured tfb", color=COLORS["measured"], width=1.3),
+                 Trace("line", *envelope(t, s["tcmd"][:, j], n), label="model tcmd", color=COLORS["model"], width=1.3)),
+                ylabel=f"torque [{unit}]", title="measured vs model torque", height=210)
+    bottom = Panel((Trace("vspans", spans, color="#000000", opacity=0.06),
+                    Trace("hline", y=[-allowed * ref, allowed * ref], label=f"{100 * allowed:.0f} % rule limit",
+                          color=COLORS["threshold"], dash=True, width=1.2, autoscale=False),
+                    Trace("line", *envelope(t, s["te"][:, j], n), label="error te = tcmd - tfb", color=COLORS["error"])),
+                   xlabel="time [s]", ylabel=f"te [{unit}]",
+                   title=f"torque error: max {100 * mre:.2f} % of max |tfb| = {ref:.4g} {unit}", height=190)
+    return FigureSpec(f"axis{j + 1}_torque", f"Axis {j + 1} ({name}): torque", (top, bottom),
+                      caption="Measured (filtered) torque tfb and the identified model's torque tcmd over the record; "
+                              "below, their difference te with the band the 50 % rule allows. Grey: samples below the "
+                              "velocity threshold, which the fit and the errors leave out.")
+
+
+def _velocity_figure(data: ReportData, j: int, moving: np.ndarray) -> FigureSpec:
+    s, t = data.signals, data.t
+    name, kind = data.joint_names[j], data.joint_kinds[j]
+    thr = data.vector("conditioning", "velocity_threshold", 0.0)[j]
+    upper = data.result["conditioning"].get("upper_velocity_threshold")
+    traces = [Trace("hband", y=[-thr, thr], label=f"gated out: |v| < {thr:.4g} {velocity_unit(kind)}",
+                    color=COLORS["threshold"], opacity=0.3)]
+    if upper is not None:
+        u = data.vector("conditioning", "upper_velocity_threshold", np.inf)[j]
+        if np.isfinite(u):
+            traces.append(Trace("hline", y=[-u, u], label="upper threshold", color=COLORS["threshold"], dash=True))
+    traces.append(Trace("line", *envelope(t, s["vfb"][:, j], plot_px(WIDE)), label="velocity vfb", color=COLORS["model"]))
+    frac = moving[:, j].mean()
+    return FigureSpec(f"axis{j + 1}_velocity", f"Axis {j + 1} ({name}): velocity and gating",
+                      (Panel(tuple(traces), xlabel="time [s]", ylabel=f"velocity [{velocity_unit(kind)}]",
+                             title=f"{moving[:, j].sum()} of {moving.shape[0]} samples ({100 * frac:.0f} %) above "
+                                   "the threshold", height=200),),
+                      caption="Filtered velocity. Samples inside the shaded band are below the velocity threshold "
+                              "and are not used by the fit (friction is not defined near zero velocity).")
+
+
+def _friction_figure(data: ReportData, j: int, moving: np.ndarray, friction) -> FigureSpec:
+    s = data.signals
+    name, kind = data.joint_names[j], data.joint_kinds[j]
+    m = moving[:, j]
+    v = s["vfb"][m, j]
+    tu, vu = torque_unit(kind), velocity_unit(kind)
+    if friction is not None:
+        f_meas, model, values = friction
+        y = f_meas[m, j]
+        vg = np.linspace(v.min(), v.max(), 401) if v.size else np.zeros(1)
+        vg = vg[np.abs(vg) > 0]
+        qd = np.zeros((vg.size, data.n_joints))
+        qd[:, j] = vg
+        curve = (model.columns(qd, np.zeros_like(qd)) @ values)[:, j]
+        traces = (Trace("dots", *density(v, y, (200, 110)), label="measured - rigid-body model", color=COLORS["raw"],
+                        width=3.0),
+                  Trace("line", vg, curve, label=f"model ({model.spec})", color=COLORS["model"], width=1.4))
+        title, ylabel = "friction torque vs velocity", f"friction [{tu}]"
+        caption = ("Friction the measurement implies (measured torque minus the identified rigid-body torque, used "
+                   "samples) against the identified friction law. A shape the line does not follow (Stribeck dip, "
+                   "asymmetry, offset) suggests a richer friction model.")
+    else:
+        traces = (Trace("dots", *density(v, s["tfb"][m, j], (200, 110)), label="measured", color=COLORS["raw"], width=2.6),
+                  Trace("dots", *density(v, s["tcmd"][m, j], (200, 110)), label="model", color=COLORS["model"], width=2.0))
+        title, ylabel = "torque vs velocity", f"torque [{tu}]"
+        caption = "Measured and model torque against velocity (used samples)."
+    return FigureSpec(f"axis{j + 1}_friction", f"Axis {j + 1} ({name}): friction",
+                      (Panel(traces, xlabel=f"velocity [{vu}]", ylabel=ylabel, title=title, height=270),),
+                      caption=caption, width=NARROW)
+
+
+def position_limits(data: ReportData) -> list | None:
+    lims = data.result.get("config", {}).get("position_limits")
+    return lims if isinstance(lims, list) and len(lims) == data.n_joints else None
+
+
+def _position_figure(data: ReportData, j: int) -> FigureSpec:
+    s, t = data.signals, data.t
+    name, kind = data.joint_names[j], data.joint_kinds[j]
+    k, unit = position_display(kind)
+    q = s["pfbRaw"][:, j] * k
+    traces = [Trace("hband", y=[q.min(), q.max()], label="visited", color=COLORS["good"], opacity=0.15)]
+    lims = position_limits(data)
+    if lims is not None:
+        lo, hi = lims[j]
+        traces.append(Trace("hline", y=[lo * k, hi * k], label="limits", color=COLORS["limit"], dash=True, width=1.6))
+        title = f"covers {100 * np.ptp(q) / ((hi - lo) * k):.0f} % of the limits"
+    else:
+        title = f"range {np.ptp(q):.4g} {unit} (no position_limits configured)"
+    traces.append(Trace("line", *envelope(t, q, plot_px(NARROW)), label="position", color=COLORS["measured"]))
+    return FigureSpec(f"axis{j + 1}_position", f"Axis {j + 1} ({name}): position coverage",
+                      (Panel(tuple(traces), xlabel="time [s]", ylabel=f"position [{unit}]", title=title, height=270),),
+                      caption="Measured position against the configured limits: a model is only trusted over the "
+                              "range the identification motion visited.", width=NARROW)
+
+
+def axis_figures(data: ReportData) -> list[list[FigureSpec]]:
+    """Per joint: torque, velocity, friction and position figures (empty without the REC)."""
+    if not data.has_signals:
+        return []
+    moving = data.moving()
+    friction = measured_friction(data)
+    return [[_torque_figure(data, j, moving), _velocity_figure(data, j, moving),
+             _friction_figure(data, j, moving, friction), _position_figure(data, j)]
+            for j in range(data.n_joints)]
+
+
+def validation_figures(data: ReportData, val: Validation) -> list[FigureSpec]:
+    """Per joint: measured vs predicted torque and their difference on the validation recording."""
+    out = []
+    n = plot_px(WIDE)
+    for j in range(val.predicted.shape[1]):
+        name = data.joint_names[j] if j < data.n_joints else f"{j + 1}"
+        unit = torque_unit(data.joint_kinds[j]) if j < data.n_joints else ""
+        traces = []
+        if val.measured is not None:
+            traces.append(Trace("line", *envelope(val.t, val.measured[:, j], n), label="measured", color=COLORS["measured"]))
+        traces.append(Trace("line", *envelope(val.t, val.predicted[:, j], n), label="model prediction",
+                            color=COLORS["model"]))
+        panels = [Panel(tuple(traces), ylabel=f"torque [{unit}]", title="measured vs predicted torque", height=210,
+                        xlabel="" if val.measured is not None else "time [s]")]
+        if val.measured is not None:
+            e = val.predicted[:, j] - val.measured[:, j]
+            panels.append(Panel((Trace("line", *envelope(val.t, e, n), label="prediction - measured",
+                                       color=COLORS["error"]),), xlabel="time [s]", ylabel=f"error [{unit}]",
+                                title="prediction error", height=180))
+        out.append(FigureSpec(f"validation_axis{j + 1}", f"Validation, axis {j + 1} ({name})", tuple(panels),
+                              caption="The identified model's torque for a motion it was not fitted on, against the "
+                                      "measured (unfiltered) torque of that recording."))
+    return out

@@ -1,0 +1,137 @@
+"""The report's entry points: render a result folder to HTML, write it, export its figures as PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..io._atomic import atomic_write_text
+from ._data import ReportData, Validation, load_report_data
+from ._html import build_figures, render_html
+
+__all__ = ["render_report", "write_report", "write_figures", "write_validation_report", "REPORT_NAME"]
+
+REPORT_NAME = "report.html"
+
+
+def _data(result_dir: str | Path | ReportData) -> ReportData:
+    return result_dir if isinstance(result_dir, ReportData) else load_report_data(result_dir)
+
+
+def render_report(result_dir: str | Path | ReportData, *, validation: Validation | None = None) -> str:
+    """The self-contained HTML report of an identification run.
+
+    Parameters
+    ----------
+    result_dir : str, Path or ReportData
+        The folder ``dynid identify`` wrote (``result.json`` and ``IDNT<group>.REC``), or its
+        ``result.json``; only these files are read.
+    validation : Validation, optional
+        A validation run to add (``dynid predict --report``).
+
+    Returns
+    -------
+    str
+        One HTML page with every figure embedded as an SVG data URI; it loads nothing at view time.
+
+    Raises
+    ------
+    FileFormatError
+        No readable ``result.json`` in ``result_dir``.
+
+    Examples
+    --------
+    >>> from dynid.cli.main import main
+    >>> import tempfile, contextlib, io
+    >>> out = tempfile.mkdtemp()
+    >>> with contextlib.redirect_stdout(io.StringIO()):
+    ...     code = main(["demo", "--out", out, "--quiet"])
+    >>> page = render_report(out)
+    >>> page.startswith("<!DOCTYPE html>") and "PASSED" in page
+    True
+    """
+    data = _data(result_dir)
+    return render_html(data, build_figures(data, validation), validation)
+
+
+def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, *, out: str | Path | None = None,
+                 validation: Validation | None = None, dpi: int = 150) -> Path:
+    """Write ``report.html`` into the result folder (or to ``out``), and PNG figures into ``figures_dir``.
+
+    Parameters
+    ----------
+    result_dir : str or Path
+        Folder written by ``dynid identify`` (or its ``result.json``).
+    figures_dir : str or Path, optional
+        Also write every figure of the report as ``<name>.png`` there (needs matplotlib: extra ``report``).
+    out : str or Path, optional
+        Report file; default ``<result_dir>/report.html``.
+    validation : Validation, optional
+        A validation run to add.
+    dpi : int
+        Resolution of the PNG figures.
+
+    Returns
+    -------
+    Path
+        The report written (atomically: temporary file, then rename).
+
+    Raises
+    ------
+    FileFormatError
+        No readable ``result.json``.
+    MissingExtraError
+        ``figures_dir`` given but matplotlib is not installed.
+    """
+    data = load_report_data(result_dir)
+    figs = build_figures(data, validation)
+    if figures_dir is not None:
+        from ._png import write_pngs
+
+        write_pngs(figs.all(), figures_dir, dpi=dpi)
+    path = Path(out) if out is not None else data.result_path.parent / REPORT_NAME
+    atomic_write_text(path, render_html(data, figs, validation))
+    return path
+
+
+def write_figures(result_dir: str | Path, figures_dir: str | Path, *, validation: Validation | None = None,
+                  dpi: int = 150) -> list[Path]:
+    """Write the report's figures as PNG files (``axis1_torque.png`` ...) without the HTML page.
+
+    Raises
+    ------
+    MissingExtraError
+        matplotlib is not installed (``pip install 'dynid[report]'``).
+    """
+    from ._png import write_pngs
+
+    data = load_report_data(result_dir)
+    return write_pngs(build_figures(data, validation).all(), figures_dir, dpi=dpi)
+
+
+def write_validation_report(result_json: str | Path, prediction: Any, out: str | Path, *, source: str = "",
+                            figures_dir: str | Path | None = None) -> Path:
+    """The report of a validation run (``dynid predict RESULT.json REC --report FILE``).
+
+    The identification report of ``result_json`` (its REC is used when it is beside it) with a
+    validation section on top: errors per axis and measured vs predicted torque.
+
+    Parameters
+    ----------
+    result_json : str or Path
+        The identified model (``result.json`` or its folder).
+    prediction : dynid.predict.Prediction
+        What ``predict`` returned for the validation recording (``t``, ``tau``, ``measured``).
+    out : str or Path
+        HTML file to write.
+    source : str
+        Name of the validation recording, shown in the report.
+    figures_dir : str or Path, optional
+        Also write the figures as PNG (extra ``report``).
+
+    Returns
+    -------
+    Path
+        ``out``.
+    """
+    return write_report(result_json, figures_dir, out=out, validation=Validation.from_prediction(prediction, source))
