@@ -207,7 +207,7 @@ def _conditioning(ident) -> list[Diagnostic]:
     return out
 
 
-def estimate_delay(ident, max_shift: int = 8, max_rows: int = 20000) -> tuple[float, float]:
+def estimate_delay(ident, max_shift: int = 8, max_rows: int = 20000, *, curve: bool = False):
     """Time shift of the measured torque against the kinematics that fits the model best.
 
     Refits the base parameters with the torque shifted by ``-max_shift..max_shift`` samples (on a
@@ -250,12 +250,15 @@ def estimate_delay(ident, max_shift: int = 8, max_rows: int = 20000) -> tuple[fl
     s0 = ssr[max_shift]
     gain = 1.0 - float(ssr[k]) / s0 if s0 > 0 else 0.0
     # tau[k + shift] matches the kinematics at k: the torque lags by `shift` samples
+    if curve:
+        rel = ssr / s0 if s0 > 0 else np.ones_like(ssr)
+        return best * cond.sample_period_s, gain, (shifts * cond.sample_period_s, rel)
     return best * cond.sample_period_s, gain
 
 
 def _misalignment(ident) -> list[Diagnostic]:
     cond = ident.cond
-    delta, gain = estimate_delay(ident)
+    delta, gain, (shift_s, rel) = estimate_delay(ident, curve=True)
     samples = delta / cond.sample_period_s
     if abs(samples) >= MIN_DELAY_SAMPLES and gain > DELAY_GAIN:
         way = "lags" if delta > 0 else "leads"
@@ -263,7 +266,9 @@ def _misalignment(ident) -> list[Diagnostic]:
                            f"({1000 * abs(delta):.2f} ms): shifting it would lower the residual by {100 * gain:.0f} %; "
                            "check the time stamps and the drive's torque/position delay, then align the columns",
                            severity="error", evidence={"delay_s": delta, "delay_samples": samples,
-                                                       "residual_reduction": gain})]
+                                                       "residual_reduction": gain,
+                                                       "shift_curve": {"shift_s": shift_s.tolist(),
+                                                                       "residual": rel.tolist()}})]
     return []
 
 

@@ -36,7 +36,7 @@ def write_synthetic_result(out: Path, n_samples: int = 50_000, n_joints: int = 6
     moving = (np.abs(qd) > thr).sum(axis=0)
     header = {"element": "SYNTH", "model": "synthetic", "sample_period_s": dt, "joints": names}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "IDNT1.REC").write_text(format_rec(t, ch, header))
+    (out / "IDNT1.REC").write_bytes(format_rec(t, ch, header))
     pnames = [f"I{j + 1}" for j in range(n_joints)] + [f"MgA{j + 1}" for j in range(n_joints)]
     fnames = [f"{n}.{s}" for n in names for s in ("viscous", "coulomb")]
     diag = [

@@ -27,6 +27,10 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     progress = Progress("demo", quiet=args.quiet or args.json)
     res = run_demo(args.out, progress=progress)
+    from ..report import Validation, write_report
+
+    res.files["report.html"] = write_report(args.out, validation=Validation.from_prediction(res.validation,
+                                                                                            "validation_run.csv"))
     progress.close()
     ident, val = res.identification, res.validation
     nrmse = val.nrmse("rms")

@@ -111,6 +111,10 @@ def run(args) -> int:
     element = args.element or default_element(ident)
     source = {"recording": str(Path(args.recording).resolve()), "units": args.units}
     written = write_outputs(ident, args.out, element=element, group=args.group, source=source)
+    if not args.no_report:  # rendered from the files just written, as 'dynid report' would
+        from ..report import write_report
+
+        written["report.html"] = write_report(args.out)
     if args.json:
         print_json(result_dict(ident, element=element, group=args.group, source=source))
     else:
@@ -141,6 +145,10 @@ def run_payload(args) -> int:
     extra = {"payload": est.to_dict()}
     write_outputs(ident, args.out, element=element, group=args.group, source=source,
                   properties=est.prg_properties(), extra=extra)
+    if not args.no_report:
+        from ..report import write_report
+
+        write_report(args.out)
     if args.json:
         print_json(result_dict(ident, element=element, group=args.group, source=source, extra=extra))
     else:

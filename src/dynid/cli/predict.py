@@ -26,6 +26,8 @@ def add_parser(sub) -> None:
     p.add_argument("--out", metavar="FILE", help="output CSV (default: standard output)")
     p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
     p.add_argument("--json", action="store_true", help="print the validation errors as JSON")
+    p.add_argument("--report", metavar="FILE", help="also write an HTML validation report (errors per axis, "
+                   "measured vs predicted torque, and the identification report of RESULT.json)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.set_defaults(run=run)
 
@@ -36,6 +38,10 @@ def run(args) -> int:
     rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
                          require_tau=False)
     pred = predict(ident, rec)
+    if args.report:
+        from ..report import write_validation_report
+
+        write_validation_report(args.result, pred, args.report, source=args.recording)
     n = model.n_joints
     text = (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode() + format_rows(
         np.column_stack([pred.t, pred.tau]))
