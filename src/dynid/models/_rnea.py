@@ -1,0 +1,338 @@
+"""Batched recursive Newton–Euler regressor of a serial chain (numpy, no per-sample loop).
+
+A chain is a list of moving bodies. Body ``i`` hangs from body ``i - 1`` (body ``-1`` is the fixed
+base) through one joint, with the homogeneous transform
+
+    T_{i-1,i}(q) = A · J(q) · B
+
+``A`` and ``B`` are fixed; ``J`` is a rotation ``Rot(u, q)`` (rotary) or a translation ``u·q`` (linear)
+along the unit axis ``u`` of the joint frame. URDF and modified DH have ``B = I`` (the body frame is
+the joint frame); standard DH has ``A = I`` and ``B = Rz(θ0)·Tz(d)·Tx(a)·Rx(α)``.
+
+The inertial parameters of body ``i`` are the standard ten, in the body frame::
+
+    pi_i = [m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]
+
+with ``(mx, my, mz) = m·c`` (first moments) and ``I`` the inertia about the body-frame origin.
+
+Algorithm (Featherstone's spatial notation, body coordinates). Forward pass for the spatial
+velocity ``V_i = (w, v)`` and acceleration ``A_i = (dw, a)`` with the joint screw ``S_i`` (constant
+in body coordinates) and the base acceleration ``A_0 = (0, -g)``::
+
+    V_i = X_i V_{i-1} + S_i qd_i
+    A_i = X_i A_{i-1} + S_i qdd_i + V_i x S_i qd_i
+
+The force body ``i`` needs is ``f_i = Phi_i pi_i`` with ``Phi_i`` (6 x 10) linear in the twelve
+features ``[dw, a_c, w w^T]`` (``a_c = a + w x v`` is the classical acceleration of the origin):
+``Phi_i = features_i @ PHI`` for one constant ``(12, 60)`` map. The torque of joint ``j`` is
+``tau_j = sum_{i>=j} S_j^(i) . f_i`` with ``S_j^(i)`` joint ``j``'s screw expressed in body ``i``
+(``S^(i) = X_i S^(i-1)``), so the ``(j, i)`` block of the regressor is ``S_j^(i)^T Phi_i``.
+
+The motion transform ``X_i(q)`` is a constant ``(6, 36)`` matrix times the basis
+``[1, sin q, 1 - cos q, ...]``, so no trigonometry or matrix assembly happens per sample in Python.
+Every step is a numpy ufunc or a stacked small ``matmul`` over a chunk of samples; the buffers are
+reused from chunk to chunk.
+
+References
+----------
+R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008, ch. 5 (RNEA).
+C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of inertial parameters of manipulator loads
+and links", IJRR 5(3):101–119, 1986 (the regressor form of Newton–Euler).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Element", "CompiledChain", "compile_chain", "chain_regressor", "N_BODY_PARAMS", "BODY_PARAM_NAMES"]
+
+N_BODY_PARAMS = 10
+BODY_PARAM_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
+
+# samples per chunk: the per-chunk working set (~60 arrays of 3 x CHUNK doubles) stays in L2/L3
+_CHUNK = 1024
+
+
+@dataclass(frozen=True)
+class Element:
+    """One joint and the body it moves.
+
+    kind : {"rotary", "linear"}
+    pre : ndarray, shape (4, 4)
+        ``A``: parent body frame -> joint frame at q = 0.
+    axis : ndarray, shape (3,)
+        Unit joint axis ``u`` in the joint frame.
+    post : ndarray, shape (4, 4)
+        ``B``: moved joint frame -> body frame (identity for URDF and modified DH).
+    """
+
+    kind: str
+    pre: np.ndarray
+    axis: np.ndarray
+    post: np.ndarray
+
+
+@dataclass(frozen=True)
+class CompiledChain:
+    """Constant matrices of every element: ``R(q) = R0 + s·R1 + (1 - c)·R2``, ``p(q) = t0 + s·t1 + (1 - c)·t2``
+    for rotary joints (s = sin q, c = cos q) and ``R = R0``, ``p = t0 + q·t1`` for linear ones;
+    ``screw`` (n, 6) = joint screw (angular, linear) in body coordinates."""
+
+    rotary: tuple[bool, ...]
+    R0: np.ndarray
+    R1: np.ndarray
+    R2: np.ndarray
+    t0: np.ndarray
+    t1: np.ndarray
+    t2: np.ndarray
+    screw: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.rotary)
+
+
+def _skew(u: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+
+
+def compile_chain(elements: list[Element] | tuple[Element, ...]) -> CompiledChain:
+    """Precompute the constant matrices of :class:`CompiledChain` from the elements."""
+    rot, R0, R1, R2, t0, t1, t2, screw = [], [], [], [], [], [], [], []
+    for e in elements:
+        RA, pA = e.pre[:3, :3], e.pre[:3, 3]
+        RB, pB = e.post[:3, :3], e.post[:3, 3]
+        u = np.asarray(e.axis, dtype=float)
+        u = u / np.linalg.norm(u)
+        if e.kind == "rotary":
+            K = _skew(u)
+            K2 = K @ K
+            rot.append(True)
+            R0.append(RA @ RB), R1.append(RA @ K @ RB), R2.append(RA @ K2 @ RB)
+            t0.append(pA + RA @ pB), t1.append(RA @ K @ pB), t2.append(RA @ K2 @ pB)
+            screw.append(np.concatenate([RB.T @ u, -RB.T @ np.cross(pB, u)]))
+        else:
+            rot.append(False)
+            R0.append(RA @ RB), R1.append(np.zeros((3, 3))), R2.append(np.zeros((3, 3)))
+            t0.append(pA + RA @ pB), t1.append(RA @ u), t2.append(np.zeros(3))
+            screw.append(np.concatenate([np.zeros(3), RB.T @ u]))
+    arr = lambda xs, shape: np.array(xs, dtype=float).reshape((len(elements),) + shape)  # noqa: E731
+    return CompiledChain(tuple(rot), arr(R0, (3, 3)), arr(R1, (3, 3)), arr(R2, (3, 3)), arr(t0, (3,)),
+                         arr(t1, (3,)), arr(t2, (3,)), arr(screw, (6,)))
+
+
+# ---------------------------------------------------------------------------- constant linear maps
+
+def _crm(s: np.ndarray) -> np.ndarray:
+    """6 x 6 motion cross-product matrix ``crm(s)``: ``crm(s) @ m = s x m`` for spatial motion vectors."""
+    w, v = _skew(s[:3]), _skew(s[3:])
+    out = np.zeros((6, 6))
+    out[:3, :3] = w
+    out[3:, :3] = v
+    out[3:, 3:] = w
+    return out
+
+
+def _phi_map() -> np.ndarray:
+    """Constant ``(12, 60)`` map from the body features to the spatial force of unit parameters.
+
+    Features ``phi = [dw (3), a_c (3), w_a w_b for ab = xx, xy, xz, yy, yz, zz]``; the result,
+    reshaped to ``(6, 10)``, holds per parameter the force ``[moment about the origin; force]``::
+
+        n = I dw + w x (I w) + h x a_c,       F = m a_c + dw x h + w x (w x h)
+
+    Every term is linear in ``dw``, ``a_c`` and ``W = w w^T`` (``w x (E w)``: ``eps_abc E_cd W_bd``;
+    ``w x (w x e) = W e - tr(W) e``), so the map is built by evaluating it on unit features.
+    """
+    eps = np.zeros((3, 3, 3))
+    eps[0, 1, 2] = eps[1, 2, 0] = eps[2, 0, 1] = 1.0
+    eps[0, 2, 1] = eps[2, 1, 0] = eps[1, 0, 2] = -1.0
+    pairs = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+    units = []
+    for k in range(6):  # unit inertia matrices in parameter order Ixx, Ixy, Ixz, Iyy, Iyz, Izz
+        E = np.zeros((3, 3))
+        a, b = pairs[k]
+        E[a, b] = E[b, a] = 1.0
+        units.append(E)
+    M = np.zeros((12, 6, 10))
+    for f in range(12):
+        dw, ac, W = np.zeros(3), np.zeros(3), np.zeros((3, 3))
+        if f < 3:
+            dw[f] = 1.0
+        elif f < 6:
+            ac[f - 3] = 1.0
+        else:
+            a, b = pairs[f - 6]
+            W[a, b] = W[b, a] = 1.0
+        M[f, 3:, 0] = ac                                           # m
+        for k in range(3):                                         # h = m c
+            e = np.eye(3)[k]
+            M[f, :3, 1 + k] = np.cross(e, ac)
+            M[f, 3:, 1 + k] = np.cross(dw, e) + W @ e - np.trace(W) * e
+        for k, E in enumerate(units):                              # inertia about the origin
+            M[f, :3, 4 + k] = E @ dw + np.einsum("abc,cd,bd->a", eps, E, W)
+    return M.reshape(12, 60)
+
+
+_PHI = _phi_map()
+
+
+def _transform_basis(ch: CompiledChain, i: int) -> tuple[np.ndarray, int]:
+    """Constant ``(n_basis, 36)`` such that the 6 x 6 motion transform parent -> body ``i`` is
+    ``X(q) = basis(q) @ M`` with ``basis = [1, s, c1, s^2, s c1, c1^2]`` (rotary, c1 = 1 - cos q)
+    or ``[1, q]`` (linear)."""
+    Rs = (ch.R0[i], ch.R1[i], ch.R2[i])
+    ts = (ch.t0[i], ch.t1[i], ch.t2[i])
+
+    def block(R, Rp):
+        X = np.zeros((6, 6))
+        X[:3, :3] = R.T
+        X[3:, 3:] = R.T
+        X[3:, :3] = -Rp
+        return X
+
+    if ch.rotary[i]:
+        # X = [[R^T, 0], [-R^T [p]x, R^T]], R and p linear in (1, s, c1): the product is quadratic
+        idx = {(0,): 0, (1,): 1, (2,): 2, (1, 1): 3, (1, 2): 4, (2, 2): 5, (0, 0): 0, (0, 1): 1, (0, 2): 2}
+        M = np.zeros((6, 6, 6))
+        for a in range(3):
+            M[a] += block(Rs[a], np.zeros((3, 3)))
+            for b in range(3):
+                key = tuple(sorted((a, b))) if a and b else ((max(a, b),) if a or b else (0,))
+                M[idx[key]] += block(np.zeros((3, 3)), Rs[a].T @ _skew(ts[b]))
+        return M.reshape(6, 36), 6
+    M = np.zeros((2, 6, 6))
+    M[0] = block(ch.R0[i], ch.R0[i].T @ _skew(ch.t0[i]))
+    M[1] = block(np.zeros((3, 3)), ch.R0[i].T @ _skew(ch.t1[i]))
+    return M.reshape(2, 36), 2
+
+
+# ---------------------------------------------------------------------------- regressor
+
+def chain_regressor(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gravity: np.ndarray,
+                    out: np.ndarray | None = None) -> np.ndarray:
+    """Joint-torque regressor of the chain, ``tau = Y @ pi``.
+
+    Parameters
+    ----------
+    chain : CompiledChain
+    q, qd, qdd : ndarray, shape (N, n)
+        Element positions [rad or m], velocities, accelerations (SI).
+    gravity : ndarray, shape (3,)
+        Gravitational acceleration vector in the base frame [m/s^2], e.g. ``(0, 0, -9.81)``.
+    out : ndarray, shape (N, n, 10 n), optional
+        C-contiguous output buffer (overwritten).
+
+    Returns
+    -------
+    Y : ndarray, shape (N, n, 10 n)
+        Column block ``10 i .. 10 i + 9`` holds body ``i``'s parameters in :data:`BODY_PARAM_NAMES` order.
+    """
+    N, n = q.shape
+    P = N_BODY_PARAMS * n
+    if out is None:
+        out = np.empty((N, n, P))
+    gravity = np.asarray(gravity, dtype=float)
+    ws = _Workspace(min(N, _CHUNK), n)
+    bases = _bases(chain)
+    for k0 in range(0, N, _CHUNK):
+        k1 = min(N, k0 + _CHUNK)
+        _chunk(chain, bases, ws, q[k0:k1], qd[k0:k1], qdd[k0:k1], gravity, out[k0:k1])
+    return out
+
+
+def _bases(ch: CompiledChain):
+    cached = getattr(ch, "_bases_cache", None)
+    if cached is None:
+        cached = ([_transform_basis(ch, i)[0] for i in range(ch.n)], [_crm(s).T.copy() for s in ch.screw])
+        object.__setattr__(ch, "_bases_cache", cached)
+    return cached
+
+
+class _Workspace:
+    """Buffers reused by every chunk: fresh large temporaries cost page faults on each call.
+
+    Products with constant matrices are written as stacked ``(C, 1, k) @ (k, m)`` matmuls: numpy
+    evaluates them per sample without BLAS, whose multithreaded GEMM is slower than serial work for
+    these thin shapes when the cores are shared."""
+
+    def __init__(self, C: int, n: int) -> None:
+        self.basis = np.empty((C, 6))
+        self.basis[:, 0] = 1.0
+        self.tmp = np.empty((C, 3))
+        self.X = np.empty((C, 36))
+        self.va = [np.empty((C, 6, 2)), np.empty((C, 6, 2))]
+        self.t6 = np.empty((C, 6))
+        self.feat = np.empty((C, 12))
+        self.phi = np.empty((C, 60))
+        self.S = np.empty((C, 6, n))
+        self.S2 = np.empty((C, 6, n))
+        self.Y = np.zeros((C, n, N_BODY_PARAMS * n))  # blocks below the diagonal stay zero
+
+
+def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -> None:
+    C, n = q.shape
+    Xb, crmT = bases
+    basis, tmp, feat = ws.basis[:C], ws.tmp[:C], ws.feat[:C]
+    phi = ws.phi[:C].reshape(C, 6, N_BODY_PARAMS)
+    S, S2, t6, Y = ws.S[:C], ws.S2[:C], ws.t6[:C], ws.Y[:C]
+    X = ws.X[:C].reshape(C, 6, 6)
+    va_prev = None
+    for i in range(n):
+        qi = q[:, i]
+        s, c1 = basis[:, 1], basis[:, 2]
+        if ch.rotary[i]:
+            np.sin(qi, out=s)
+            np.cos(qi, out=c1)
+            np.subtract(1.0, c1, out=c1)
+            np.multiply(s, s, out=basis[:, 3])
+            np.multiply(s, c1, out=basis[:, 4])
+            np.multiply(c1, c1, out=basis[:, 5])
+            np.matmul(basis[:, None, :], Xb[i], out=ws.X[:C, None, :])
+        else:
+            s[:] = qi
+            np.matmul(basis[:, None, :2], Xb[i], out=ws.X[:C, None, :])
+        si = ch.screw[i]
+        va = ws.va[i % 2][:C]
+        if va_prev is None:               # base at rest, A_0 = (0, -g)
+            va[:, :, 0] = 0.0
+            np.matmul(X[:, :, 3:], -gravity, out=va[:, :, 1])
+        else:
+            np.matmul(X, va_prev, out=va)
+        v0, a0 = va[:, :, 0], va[:, :, 1]
+        np.multiply(qd[:, i, None], si, out=t6)
+        v0 += t6
+        np.multiply(qdd[:, i, None], si, out=t6)
+        a0 += t6
+        if va_prev is not None:           # + V_i x S_i qd_i = -(S_i x V_i) qd_i
+            np.matmul(v0[:, None, :], crmT[i], out=t6[:, None, :])
+            t6 *= qd[:, i, None]
+            a0 -= t6
+        va_prev = va
+        w, v = v0[:, :3], v0[:, 3:]
+        feat[:, 0:6] = a0
+        wx, wy, wz = w[:, 0], w[:, 1], w[:, 2]
+        vx, vy, vz = v[:, 0], v[:, 1], v[:, 2]
+        t = tmp[:, 0]
+        for k, (a1, b1, a2, b2) in enumerate(((wy, vz, wz, vy), (wz, vx, wx, vz), (wx, vy, wy, vx))):
+            np.multiply(a1, b1, out=t)     # a_c = a + w x v
+            feat[:, 3 + k] += t
+            np.multiply(a2, b2, out=t)
+            feat[:, 3 + k] -= t
+        np.multiply(wx, wx, out=feat[:, 6])
+        np.multiply(wx, wy, out=feat[:, 7])
+        np.multiply(wx, wz, out=feat[:, 8])
+        np.multiply(wy, wy, out=feat[:, 9])
+        np.multiply(wy, wz, out=feat[:, 10])
+        np.multiply(wz, wz, out=feat[:, 11])
+        np.matmul(feat[:, None, :], _PHI, out=ws.phi[:C, None, :])
+        # joint screws 0..i in body i
+        if i:
+            np.matmul(X, S[:, :, :i], out=S2[:, :, :i])
+            S, S2 = S2, S
+        S[:, :, i] = si
+        cols = slice(N_BODY_PARAMS * i, N_BODY_PARAMS * (i + 1))
+        np.matmul(S[:, :, : i + 1].transpose(0, 2, 1), phi, out=Y[:, : i + 1, cols])
+    out[...] = Y                          # one streaming copy of the cache-resident chunk
