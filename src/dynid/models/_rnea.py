@@ -9,11 +9,12 @@ base) through one joint, with the homogeneous transform
 along the unit axis ``u`` of the joint frame. URDF and modified DH have ``B = I`` (the body frame is
 the joint frame); standard DH has ``A = I`` and ``B = Rz(θ0)·Tz(d)·Tx(a)·Rx(α)``.
 
-The inertial parameters of body ``i`` are the standard ten, in the body frame::
+The inertial parameters of body ``i`` are the standard ten, in the body frame, in the order of
+Khalil & Dombre (the base-parameter grouping then keeps inertias and regroups masses)::
 
-    pi_i = [m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]
+    pi_i = [Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m]
 
-with ``(mx, my, mz) = m·c`` (first moments) and ``I`` the inertia about the body-frame origin.
+with ``I`` the inertia about the body-frame origin and ``(mx, my, mz) = m·c`` (first moments).
 
 Algorithm (Featherstone's spatial notation, body coordinates). Forward pass for the spatial
 velocity ``V_i = (w, v)`` and acceleration ``A_i = (dw, a)`` with the joint screw ``S_i`` (constant
@@ -49,7 +50,8 @@ import numpy as np
 __all__ = ["Element", "CompiledChain", "compile_chain", "chain_regressor", "N_BODY_PARAMS", "BODY_PARAM_NAMES"]
 
 N_BODY_PARAMS = 10
-BODY_PARAM_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
+BODY_PARAM_NAMES = ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz", "mx", "my", "mz", "m")
+_I, _H, _M = slice(0, 6), slice(6, 9), 9  # column groups of a body block
 
 # samples per chunk: the per-chunk working set (~60 arrays of 3 x CHUNK doubles) stays in L2/L3
 _CHUNK = 1024
@@ -166,13 +168,13 @@ def _phi_map() -> np.ndarray:
         else:
             a, b = pairs[f - 6]
             W[a, b] = W[b, a] = 1.0
-        M[f, 3:, 0] = ac                                           # m
+        M[f, 3:, _M] = ac                                          # m
         for k in range(3):                                         # h = m c
             e = np.eye(3)[k]
-            M[f, :3, 1 + k] = np.cross(e, ac)
-            M[f, 3:, 1 + k] = np.cross(dw, e) + W @ e - np.trace(W) * e
+            M[f, :3, _H.start + k] = np.cross(e, ac)
+            M[f, 3:, _H.start + k] = np.cross(dw, e) + W @ e - np.trace(W) * e
         for k, E in enumerate(units):                              # inertia about the origin
-            M[f, :3, 4 + k] = E @ dw + np.einsum("abc,cd,bd->a", eps, E, W)
+            M[f, :3, _I.start + k] = E @ dw + np.einsum("abc,cd,bd->a", eps, E, W)
     return M.reshape(12, 60)
 
 

@@ -12,7 +12,7 @@ A *chain description* is the mapping stored under the configuration key ``chain`
                 "axis": [0, 0, 1],           # joint axis in the joint frame
                 "post": [[...], [...], [...]],  # optional: moved joint frame -> body frame (standard DH)
                 "limits": [lo, hi] | null,   # [rad or m]
-                "inertia": [m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] | null,
+                "inertia": [Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m] | null,
                                              # prior, body frame, inertia about the body origin (SI)
                 "mimic": {"joint": "j2", "multiplier": 1.0, "offset": 0.0} | null}]}
 
@@ -79,7 +79,7 @@ def _from_3x4(rows: Any, where: str) -> np.ndarray:
 
 
 def body_parameters(mass: float, com: Sequence[float], inertia_com: np.ndarray, R: np.ndarray | None = None) -> np.ndarray:
-    """Ten standard parameters ``[m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`` (inertia about the origin).
+    """Ten standard parameters ``[Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m]`` (inertia about the origin).
 
     Parameters
     ----------
@@ -97,7 +97,7 @@ def body_parameters(mass: float, com: Sequence[float], inertia_com: np.ndarray, 
     if R is not None:
         Ic = R @ Ic @ R.T
     Io = Ic + mass * (c @ c * np.eye(3) - np.outer(c, c))  # parallel-axis (Huygens–Steiner)
-    return np.array([mass, *(mass * c), Io[0, 0], Io[0, 1], Io[0, 2], Io[1, 1], Io[1, 2], Io[2, 2]])
+    return np.array([Io[0, 0], Io[0, 1], Io[0, 2], Io[1, 1], Io[1, 2], Io[2, 2], *(mass * c), mass])
 
 
 def transform_parameters(pi: np.ndarray, T: np.ndarray) -> np.ndarray:
@@ -105,13 +105,13 @@ def transform_parameters(pi: np.ndarray, T: np.ndarray) -> np.ndarray:
 
     The map is linear in ``pi`` (it also holds for massless or non-physical vectors)."""
     R, p = T[:3, :3], T[:3, 3]
-    m, h = pi[0], pi[1:4]
-    Ib = _inertia_matrix(pi[4:])
+    m, h = pi[9], pi[6:9]
+    Ib = _inertia_matrix(pi[:6])
     hR = R @ h
     # I_a = R I_b R^T + m (|p|^2 E - p p^T) - ([p]x [R h]x + [R h]x [p]x) : inertia about a's origin
     Px, Hx = _skew(p), _skew(hR)
     Ia = R @ Ib @ R.T + m * (p @ p * np.eye(3) - np.outer(p, p)) - (Px @ Hx + Hx @ Px)
-    return np.array([m, *(hR + m * p), Ia[0, 0], Ia[0, 1], Ia[0, 2], Ia[1, 1], Ia[1, 2], Ia[2, 2]])
+    return np.array([Ia[0, 0], Ia[0, 1], Ia[0, 2], Ia[1, 1], Ia[1, 2], Ia[2, 2], *(hR + m * p), m])
 
 
 def _skew(u: np.ndarray) -> np.ndarray:
@@ -273,6 +273,7 @@ def _read_pinocchio(path: Path) -> dict[str, Any]:
     except Exception as err:
         raise FileFormatError(f"{path}: not a readable URDF ({type(err).__name__}: {err})") from err
     links = []
+    data = model.createData()
     for jid in range(1, model.njoints):
         jm = model.joints[jid]
         short = jm.shortname()
@@ -281,15 +282,18 @@ def _read_pinocchio(path: Path) -> dict[str, Any]:
         if "Mimic" in short:
             raise FileFormatError(f"{path}: joint {model.names[jid]!r} is a mimic joint, which the Pinocchio reader "
                                   "does not convert", hint="install yourdfpy: pip install 'dynid[urdf]'")
-        kind = "prismatic" if short.startswith("JointModelP") else "revolute"
-        if short.startswith("JointModelRUB") or "Unbounded" in short:
+        if jm.nv != 1:
+            raise FileFormatError(f"{path}: joint {model.names[jid]!r} ({short}) has {jm.nv} degrees of freedom; "
+                                  "model 'serial' takes revolute, continuous, prismatic and fixed joints only")
+        # the joint axis is its motion subspace: the joint-frame velocity for unit joint speed
+        v = np.zeros(model.nv)
+        v[jm.idx_v] = 1.0
+        pin.forwardKinematics(model, data, pin.neutral(model), v)
+        w, lin = np.asarray(data.v[jid].angular), np.asarray(data.v[jid].linear)
+        kind = "revolute" if np.linalg.norm(w) > 0.5 else "prismatic"
+        axis = [float(x) for x in (w if kind == "revolute" else lin)]
+        if jm.nq == 2:
             kind = "continuous"
-        if short.endswith(("X", "Y", "Z")) and "Unaligned" not in short:
-            axis = {"X": [1.0, 0.0, 0.0], "Y": [0.0, 1.0, 0.0], "Z": [0.0, 0.0, 1.0]}[short[-1]]
-        elif hasattr(jm, "axis"):
-            axis = [float(x) for x in jm.axis]
-        else:
-            raise FileFormatError(f"{path}: joint {model.names[jid]!r} of kind {short} is not supported")
         # the body of joint jid: the BODY frame attached to it (its URDF child link)
         body = next((f.name for f in model.frames if f.parentJoint == jid and f.type == pin.FrameType.BODY
                      and f.placement.isIdentity()), model.names[jid])
@@ -301,7 +305,7 @@ def _read_pinocchio(path: Path) -> dict[str, Any]:
                 lim = [lo, hi]
         pi = np.asarray(model.inertias[jid].toDynamicParameters(), dtype=float)
         # Pinocchio order: m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz (about the joint origin)
-        ours = pi[[0, 1, 2, 3, 4, 5, 7, 6, 8, 9]]
+        ours = pi[[4, 5, 7, 6, 8, 9, 1, 2, 3, 0]]
         links.append({"name": body, "joint": model.names[jid], "type": kind,
                       "pre": _to_3x4(model.jointPlacements[jid].homogeneous), "axis": axis, "limits": lim,
                       "inertia": [float(x) for x in ours], "mimic": None})
@@ -418,7 +422,7 @@ def check_chain(chain: Any, where: str = "chain", error: type = ConfigError) -> 
             raise error(f"{where}: link {link['name']!r}: axis must be 3 numbers, not all zero, got {link['axis']!r}")
         inertia = link.get("inertia")
         if inertia is not None and (len(inertia) != 10 or not np.all(np.isfinite(np.asarray(inertia, dtype=float)))):
-            raise error(f"{where}: link {link['name']!r}: inertia must be 10 finite numbers [m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]")
+            raise error(f"{where}: link {link['name']!r}: inertia must be 10 finite numbers [Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m]")
         lim = link.get("limits")
         if lim is not None and (len(lim) != 2 or not float(lim[0]) < float(lim[1])):
             raise error(f"{where}: link {link['name']!r}: limits must be [lo, hi] with lo < hi, got {lim!r}")

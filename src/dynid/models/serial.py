@@ -1,11 +1,14 @@
 """``serial``: any fixed-base serial robot from a URDF or a DH table (spec/models.md §9).
 
-Parameters: the standard ten inertial parameters of every moving link, in the link frame::
+Parameters: the standard ten inertial parameters of every moving link, in the link frame, in the
+order of Khalil & Dombre (2002)::
 
-    <link>.m  <link>.mx <link>.my <link>.mz  <link>.Ixx <link>.Ixy <link>.Ixz <link>.Iyy <link>.Iyz <link>.Izz
+    <link>.Ixx <link>.Ixy <link>.Ixz <link>.Iyy <link>.Iyz <link>.Izz  <link>.mx <link>.my <link>.mz  <link>.m
 
-``m`` [kg], ``(mx, my, mz) = m·c`` [kg m] with ``c`` the centre of mass, and the inertia about the
-link-frame origin [kg m²]. Link names are the URDF child-link names (``link1..linkn`` for DH). The
+the inertia about the link-frame origin [kg m²], ``(mx, my, mz) = m·c`` [kg m] with ``c`` the centre
+of mass, and ``m`` [kg]. With that order the structural base parameters (greedy in column order)
+keep the inertias and regroup masses and first moments, as the textbook grouping rules do, so
+their expressions read like ``link_4.Izz + link_5.Iyy``. Link names are the URDF child-link names (``link1..linkn`` for DH). The
 link frame is the URDF link frame (= joint frame) for URDF and modified DH, and the distal DH frame
 ``i`` for standard DH. The regressor is a batched recursive Newton–Euler (:mod:`._rnea`), checked
 against Pinocchio. Friction and rotor inertia (``armature``) are not model columns: the shared
@@ -96,8 +99,8 @@ class Serial(DynamicModel):
     --------
     >>> from dynid.models import make_model
     >>> arm = make_model("serial", {"dh": [{"a": 0.5}, {"a": 0.4}], "gravity_direction": [0, -1, 0]})
-    >>> arm.n_joints, arm.param_names[:3]
-    (2, ('link1.m', 'link1.mx', 'link1.my'))
+    >>> arm.n_joints, arm.param_names[:3], arm.param_names[9]
+    (2, ('link1.Ixx', 'link1.Ixy', 'link1.Ixz'), 'link1.m')
     """
 
     name = "serial"
