@@ -246,19 +246,40 @@ def chain_regressor(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np
 
 
 def _bases(ch: CompiledChain):
+    """Per body: the transform map restricted to its non-zero basis functions (URDF and modified DH
+    joints have a constant joint-frame origin, so only ``1, s, 1 - c`` remain), those basis columns,
+    and ``crm(S)^T``."""
     cached = getattr(ch, "_bases_cache", None)
     if cached is None:
-        cached = ([_transform_basis(ch, i)[0] for i in range(ch.n)], [_crm(s).T.copy() for s in ch.screw])
+        Xb, cols = [], []
+        for i in range(ch.n):
+            M = _transform_basis(ch, i)[0]
+            used = [r for r in range(M.shape[0]) if r == 0 or np.any(M[r])]
+            Xb.append(np.ascontiguousarray(M[used]))
+            cols.append(used if used != list(range(M.shape[0])) else slice(None))
+        cached = (Xb, [_crm(s).T.copy() for s in ch.screw], cols)
         object.__setattr__(ch, "_bases_cache", cached)
     return cached
+
+
+# OpenBLAS runs a GEMM on several threads above m*n*k = 65536 * 4; on shared cores that is much
+# slower than one thread for these thin products, so they are split into row blocks below it.
+_GEMM_MNK = 65536 * 4
+
+
+def _gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out = a @ b`` for ``a`` (C, k) and a constant ``b`` (k, m), in single-threaded row blocks."""
+    k, m = b.shape
+    step = max(1, _GEMM_MNK // (k * m))
+    for r in range(0, a.shape[0], step):
+        np.matmul(a[r:r + step], b, out=out[r:r + step])
 
 
 class _Workspace:
     """Buffers reused by every chunk: fresh large temporaries cost page faults on each call.
 
-    Products with constant matrices are written as stacked ``(C, 1, k) @ (k, m)`` matmuls: numpy
-    evaluates them per sample without BLAS, whose multithreaded GEMM is slower than serial work for
-    these thin shapes when the cores are shared."""
+    Products with constant matrices are 2-D GEMMs (:func:`_gemm`); products of per-sample matrices
+    are stacked ``matmul``."""
 
     def __init__(self, C: int, n: int) -> None:
         self.basis = np.empty((C, 6))
@@ -276,7 +297,7 @@ class _Workspace:
 
 def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -> None:
     C, n = q.shape
-    Xb, crmT = bases
+    Xb, crmT, cols_b = bases
     basis, tmp, feat = ws.basis[:C], ws.tmp[:C], ws.feat[:C]
     phi = ws.phi[:C].reshape(C, 6, N_BODY_PARAMS)
     S, S2, t6, Y = ws.S[:C], ws.S2[:C], ws.t6[:C], ws.Y[:C]
@@ -292,10 +313,10 @@ def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -
             np.multiply(s, s, out=basis[:, 3])
             np.multiply(s, c1, out=basis[:, 4])
             np.multiply(c1, c1, out=basis[:, 5])
-            np.matmul(basis[:, None, :], Xb[i], out=ws.X[:C, None, :])
+            _gemm(basis[:, cols_b[i]], Xb[i], ws.X[:C])
         else:
             s[:] = qi
-            np.matmul(basis[:, None, :2], Xb[i], out=ws.X[:C, None, :])
+            _gemm(basis[:, :2], Xb[i], ws.X[:C])
         si = ch.screw[i]
         va = ws.va[i % 2][:C]
         if va_prev is None:               # base at rest, A_0 = (0, -g)
@@ -309,7 +330,7 @@ def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -
         np.multiply(qdd[:, i, None], si, out=t6)
         a0 += t6
         if va_prev is not None:           # + V_i x S_i qd_i = -(S_i x V_i) qd_i
-            np.matmul(v0[:, None, :], crmT[i], out=t6[:, None, :])
+            _gemm(v0, crmT[i], t6)
             t6 *= qd[:, i, None]
             a0 -= t6
         va_prev = va
@@ -329,7 +350,7 @@ def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -
         np.multiply(wy, wy, out=feat[:, 9])
         np.multiply(wy, wz, out=feat[:, 10])
         np.multiply(wz, wz, out=feat[:, 11])
-        np.matmul(feat[:, None, :], _PHI, out=ws.phi[:C, None, :])
+        _gemm(feat, _PHI, ws.phi[:C])
         # joint screws 0..i in body i
         if i:
             np.matmul(X, S[:, :, :i], out=S2[:, :, :i])
