@@ -83,6 +83,36 @@ def test_real_urdf_matches_pinocchio(real_data, robot):
     _check_against_pinocchio(model, pin.buildModelFromUrdf(str(path)))
 
 
+def test_panda_matches_mujoco_inverse_dynamics(real_data):
+    """A second engine: MuJoCo compiles the same URDF (static bodies fused) and ``mj_inverse`` gives the
+    rigid-body torque once joint damping, armature and limit constraints are switched off."""
+    mujoco = pytest.importorskip("mujoco")
+    path = real_data / "panda_gaz2019/panda.urdf"
+    xml = path.read_text()
+    head = xml.index(">", xml.index("<robot")) + 1
+    xml = xml[:head] + '<mujoco><compiler discardvisual="true" fusestatic="true" balanceinertia="false"/></mujoco>' + xml[head:]
+    mj = mujoco.MjModel.from_xml_string(xml)
+    model = make_model("serial", urdf=path)
+    mj.opt.gravity[:] = model._gravity_vec
+    mj.dof_damping[:] = 0.0
+    mj.dof_armature[:] = 0.0
+    mj.dof_frictionloss[:] = 0.0
+    mj.jnt_limited[:] = 0
+    data = mujoco.MjData(mj)
+    lo, hi = model.state_bounds()
+    rng = np.random.default_rng(13)
+    q = rng.uniform(lo, hi, (8, 7))
+    qd, qdd = rng.normal(size=(8, 7)), rng.normal(size=(8, 7)) * 3
+    ref = []
+    for k in range(8):
+        data.qpos[:], data.qvel[:], data.qacc[:] = q[k], qd[k], qdd[k]
+        mujoco.mj_inverse(mj, data)
+        ref.append(data.qfrc_inverse.copy())
+    ref = np.array(ref)
+    np.testing.assert_allclose(model.torque(model.example_parameters(), q, qd, qdd), ref, rtol=0,
+                               atol=TOL * np.abs(ref).max())
+
+
 def test_panda_fixed_hand_is_lumped_into_link7(real_data):
     """panda_link8, hand and fingers hang on fixed joints: their 0.76 kg join panda_link7."""
     model = make_model("serial", urdf=real_data / "panda_gaz2019/panda.urdf")
