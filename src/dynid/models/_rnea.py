@@ -246,7 +246,7 @@ def chain_regressor(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np
 
 
 def _bases(ch: CompiledChain):
-    """Per body: the transform map restricted to its non-zero basis functions (URDF and modified DH
+    """Per body: the map to ``X^T`` restricted to its non-zero basis functions (URDF and modified DH
     joints have a constant joint-frame origin, so only ``1, s, 1 - c`` remain), those basis columns,
     and ``crm(S)^T``."""
     cached = getattr(ch, "_bases_cache", None)
@@ -255,7 +255,9 @@ def _bases(ch: CompiledChain):
         for i in range(ch.n):
             M = _transform_basis(ch, i)[0]
             used = [r for r in range(M.shape[0]) if r == 0 or np.any(M[r])]
-            Xb.append(np.ascontiguousarray(M[used]))
+            # stored transposed: the recursion multiplies row vectors, R_i = R_{i-1} @ X_i^T
+            MT = M[used].reshape(len(used), 6, 6).transpose(0, 2, 1).reshape(len(used), 36)
+            Xb.append(np.ascontiguousarray(MT))
             cols.append(used if used != list(range(M.shape[0])) else slice(None))
         cached = (Xb, [_crm(s).T.copy() for s in ch.screw], cols)
         object.__setattr__(ch, "_bases_cache", cached)
@@ -279,30 +281,30 @@ class _Workspace:
     """Buffers reused by every chunk: fresh large temporaries cost page faults on each call.
 
     Products with constant matrices are 2-D GEMMs (:func:`_gemm`); products of per-sample matrices
-    are stacked ``matmul``."""
+    are stacked ``matmul`` on contiguous per-sample blocks. Spatial vectors are kept as rows:
+    ``R[:, 0]`` is the body's spatial velocity, ``R[:, 1]`` its acceleration and ``R[:, 2 + j]``
+    joint ``j``'s screw, in body coordinates, so one ``R @ X^T`` moves all of them to the next body
+    and ``R[:, 2:] @ Phi`` is the regressor block."""
 
     def __init__(self, C: int, n: int) -> None:
         self.basis = np.empty((C, 6))
         self.basis[:, 0] = 1.0
-        self.tmp = np.empty((C, 3))
-        self.X = np.empty((C, 36))
-        self.va = [np.empty((C, 6, 2)), np.empty((C, 6, 2))]
+        self.XT = np.empty((C, 36))
+        self.R = [np.empty((C, 2 + n, 6)), np.empty((C, 2 + n, 6))]
         self.t6 = np.empty((C, 6))
+        self.t3 = np.empty((C, 3))
         self.feat = np.empty((C, 12))
         self.phi = np.empty((C, 60))
-        self.S = np.empty((C, 6, n))
-        self.S2 = np.empty((C, 6, n))
         self.Y = np.zeros((C, n, N_BODY_PARAMS * n))  # blocks below the diagonal stay zero
 
 
 def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -> None:
     C, n = q.shape
-    Xb, crmT, cols_b = bases
-    basis, tmp, feat = ws.basis[:C], ws.tmp[:C], ws.feat[:C]
+    XbT, crmT, cols_b = bases
+    basis, feat, t6, t3, Y = ws.basis[:C], ws.feat[:C], ws.t6[:C], ws.t3[:C], ws.Y[:C]
     phi = ws.phi[:C].reshape(C, 6, N_BODY_PARAMS)
-    S, S2, t6, Y = ws.S[:C], ws.S2[:C], ws.t6[:C], ws.Y[:C]
-    X = ws.X[:C].reshape(C, 6, 6)
-    va_prev = None
+    XT = ws.XT[:C].reshape(C, 6, 6)
+    prev = None
     for i in range(n):
         qi = q[:, i]
         s, c1 = basis[:, 1], basis[:, 2]
@@ -313,32 +315,33 @@ def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -
             np.multiply(s, s, out=basis[:, 3])
             np.multiply(s, c1, out=basis[:, 4])
             np.multiply(c1, c1, out=basis[:, 5])
-            _gemm(basis[:, cols_b[i]], Xb[i], ws.X[:C])
+            _gemm(basis[:, cols_b[i]], XbT[i], ws.XT[:C])
         else:
             s[:] = qi
-            _gemm(basis[:, :2], Xb[i], ws.X[:C])
+            _gemm(basis[:, :2], XbT[i], ws.XT[:C])
         si = ch.screw[i]
-        va = ws.va[i % 2][:C]
-        if va_prev is None:               # base at rest, A_0 = (0, -g)
-            va[:, :, 0] = 0.0
-            np.matmul(X[:, :, 3:], -gravity, out=va[:, :, 1])
-        else:
-            np.matmul(X, va_prev, out=va)
-        v0, a0 = va[:, :, 0], va[:, :, 1]
+        R = ws.R[i % 2][:C]
+        if prev is None:                  # base at rest, A_0 = (0, -g)
+            R[:, 0] = 0.0
+            np.matmul(-gravity, XT[:, 3:, :], out=R[:, 1])
+        else:                             # V, A and the screws of joints 0..i-1 into body i
+            np.matmul(prev[:, : i + 2], XT, out=R[:, : i + 2])
+        v0, a0 = R[:, 0], R[:, 1]
         np.multiply(qd[:, i, None], si, out=t6)
         v0 += t6
         np.multiply(qdd[:, i, None], si, out=t6)
         a0 += t6
-        if va_prev is not None:           # + V_i x S_i qd_i = -(S_i x V_i) qd_i
+        if prev is not None:              # + V_i x S_i qd_i = -(S_i x V_i) qd_i
             _gemm(v0, crmT[i], t6)
             t6 *= qd[:, i, None]
             a0 -= t6
-        va_prev = va
+        R[:, 2 + i] = si
+        prev = R
         w, v = v0[:, :3], v0[:, 3:]
         feat[:, 0:6] = a0
         wx, wy, wz = w[:, 0], w[:, 1], w[:, 2]
         vx, vy, vz = v[:, 0], v[:, 1], v[:, 2]
-        t = tmp[:, 0]
+        t = t3[:, 0]
         for k, (a1, b1, a2, b2) in enumerate(((wy, vz, wz, vy), (wz, vx, wx, vz), (wx, vy, wy, vx))):
             np.multiply(a1, b1, out=t)     # a_c = a + w x v
             feat[:, 3 + k] += t
@@ -351,11 +354,6 @@ def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -
         np.multiply(wy, wz, out=feat[:, 10])
         np.multiply(wz, wz, out=feat[:, 11])
         _gemm(feat, _PHI, ws.phi[:C])
-        # joint screws 0..i in body i
-        if i:
-            np.matmul(X, S[:, :, :i], out=S2[:, :, :i])
-            S, S2 = S2, S
-        S[:, :, i] = si
         cols = slice(N_BODY_PARAMS * i, N_BODY_PARAMS * (i + 1))
-        np.matmul(S[:, :, : i + 1].transpose(0, 2, 1), phi, out=Y[:, : i + 1, cols])
+        np.matmul(R[:, 2: 3 + i], phi, out=Y[:, : i + 1, cols])
     out[...] = Y                          # one streaming copy of the cache-resident chunk
