@@ -228,6 +228,16 @@ def test_mimic_joint_follows_its_master(tmp_path):
                                atol=TOL * np.abs(expected).max())
 
 
+def test_pinocchio_reader_rejects_mimic_joints_clearly(tmp_path):
+    from dynid.models._urdf import read_urdf
+
+    path = tmp_path / "mimic.urdf"
+    path.write_text(MIMIC_URDF)
+    with pytest.raises(FileFormatError, match="'j3' is a mimic joint") as err:
+        read_urdf(path, backend="pinocchio")
+    assert "mimic.urdf" in str(err.value) and "dynid[urdf]" in err.value.hint
+
+
 # ---------------------------------------------------------------------------- DH tables
 
 def _rx(a):

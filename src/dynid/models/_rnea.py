@@ -29,8 +29,8 @@ features ``[dw, a_c, w w^T]`` (``a_c = a + w x v`` is the classical acceleration
 ``tau_j = sum_{i>=j} S_j^(i) . f_i`` with ``S_j^(i)`` joint ``j``'s screw expressed in body ``i``
 (``S^(i) = X_i S^(i-1)``), so the ``(j, i)`` block of the regressor is ``S_j^(i)^T Phi_i``.
 
-The motion transform ``X_i(q)`` is a constant ``(6, 36)`` matrix times the basis
-``[1, sin q, 1 - cos q, ...]``, so no trigonometry or matrix assembly happens per sample in Python.
+The motion transform ``X_i(q)`` is the basis ``[1, sin q, 1 - cos q, sin^2 q, ...]`` times a
+constant ``(n_basis, 36)`` matrix, so it is assembled by one matrix product per chunk.
 Every step is a numpy ufunc or a stacked small ``matmul`` over a chunk of samples; the buffers are
 reused from chunk to chunk.
 
@@ -43,7 +43,7 @@ and links", IJRR 5(3):101–119, 1986 (the regressor form of Newton–Euler).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -53,7 +53,7 @@ N_BODY_PARAMS = 10
 BODY_PARAM_NAMES = ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz", "mx", "my", "mz", "m")
 _I, _H, _M = slice(0, 6), slice(6, 9), 9  # column groups of a body block
 
-# samples per chunk: the per-chunk working set (~60 arrays of 3 x CHUNK doubles) stays in L2/L3
+# samples per chunk: the chunk's buffers (about 3 kB per sample for 6 joints) stay in cache
 _CHUNK = 1024
 
 
@@ -90,6 +90,11 @@ class CompiledChain:
     t1: np.ndarray
     t2: np.ndarray
     screw: np.ndarray
+    XbT: tuple = ()
+    """per body: ``X^T`` (flattened, 36) = ``basis[:, basis_cols] @ XbT``"""
+    basis_cols: tuple = ()
+    crmT: tuple = ()
+    """per body: ``crm(S)^T`` (6, 6)"""
 
     @property
     def n(self) -> int:
@@ -121,8 +126,18 @@ def compile_chain(elements: list[Element] | tuple[Element, ...]) -> CompiledChai
             t0.append(pA + RA @ pB), t1.append(RA @ u), t2.append(np.zeros(3))
             screw.append(np.concatenate([np.zeros(3), RB.T @ u]))
     arr = lambda xs, shape: np.array(xs, dtype=float).reshape((len(elements),) + shape)  # noqa: E731
-    return CompiledChain(tuple(rot), arr(R0, (3, 3)), arr(R1, (3, 3)), arr(R2, (3, 3)), arr(t0, (3,)),
-                         arr(t1, (3,)), arr(t2, (3,)), arr(screw, (6,)))
+    ch = CompiledChain(tuple(rot), arr(R0, (3, 3)), arr(R1, (3, 3)), arr(R2, (3, 3)), arr(t0, (3,)),
+                       arr(t1, (3,)), arr(t2, (3,)), arr(screw, (6,)))
+    XbT, cols = [], []
+    for i in range(ch.n):
+        M = _transform_basis(ch, i)
+        # keep the basis functions with a non-zero matrix: URDF and modified-DH joints have a constant
+        # joint-frame origin, so only 1, sin q, 1 - cos q remain
+        used = [r for r in range(M.shape[0]) if r == 0 or np.any(M[r])]
+        # stored transposed: the recursion multiplies row vectors, R_i = R_{i-1} @ X_i^T
+        XbT.append(np.ascontiguousarray(M[used].reshape(len(used), 6, 6).transpose(0, 2, 1).reshape(len(used), 36)))
+        cols.append(used if used != list(range(M.shape[0])) else slice(None))
+    return replace(ch, XbT=tuple(XbT), basis_cols=tuple(cols), crmT=tuple(_crm(sc).T.copy() for sc in ch.screw))
 
 
 # ---------------------------------------------------------------------------- constant linear maps
@@ -181,7 +196,7 @@ def _phi_map() -> np.ndarray:
 _PHI = _phi_map()
 
 
-def _transform_basis(ch: CompiledChain, i: int) -> tuple[np.ndarray, int]:
+def _transform_basis(ch: CompiledChain, i: int) -> np.ndarray:
     """Constant ``(n_basis, 36)`` such that the 6 x 6 motion transform parent -> body ``i`` is
     ``X(q) = basis(q) @ M`` with ``basis = [1, s, c1, s^2, s c1, c1^2]`` (rotary, c1 = 1 - cos q)
     or ``[1, q]`` (linear)."""
@@ -204,11 +219,11 @@ def _transform_basis(ch: CompiledChain, i: int) -> tuple[np.ndarray, int]:
             for b in range(3):
                 key = tuple(sorted((a, b))) if a and b else ((max(a, b),) if a or b else (0,))
                 M[idx[key]] += block(np.zeros((3, 3)), Rs[a].T @ _skew(ts[b]))
-        return M.reshape(6, 36), 6
+        return M.reshape(6, 36)
     M = np.zeros((2, 6, 6))
     M[0] = block(ch.R0[i], ch.R0[i].T @ _skew(ch.t0[i]))
     M[1] = block(np.zeros((3, 3)), ch.R0[i].T @ _skew(ch.t1[i]))
-    return M.reshape(2, 36), 2
+    return M.reshape(2, 36)
 
 
 # ---------------------------------------------------------------------------- regressor
@@ -238,30 +253,10 @@ def chain_regressor(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np
         out = np.empty((N, n, P))
     gravity = np.asarray(gravity, dtype=float)
     ws = _Workspace(min(N, _CHUNK), n)
-    bases = _bases(chain)
     for k0 in range(0, N, _CHUNK):
         k1 = min(N, k0 + _CHUNK)
-        _chunk(chain, bases, ws, q[k0:k1], qd[k0:k1], qdd[k0:k1], gravity, out[k0:k1])
+        _chunk(chain, ws, q[k0:k1], qd[k0:k1], qdd[k0:k1], gravity, out[k0:k1])
     return out
-
-
-def _bases(ch: CompiledChain):
-    """Per body: the map to ``X^T`` restricted to its non-zero basis functions (URDF and modified DH
-    joints have a constant joint-frame origin, so only ``1, s, 1 - c`` remain), those basis columns,
-    and ``crm(S)^T``."""
-    cached = getattr(ch, "_bases_cache", None)
-    if cached is None:
-        Xb, cols = [], []
-        for i in range(ch.n):
-            M = _transform_basis(ch, i)[0]
-            used = [r for r in range(M.shape[0]) if r == 0 or np.any(M[r])]
-            # stored transposed: the recursion multiplies row vectors, R_i = R_{i-1} @ X_i^T
-            MT = M[used].reshape(len(used), 6, 6).transpose(0, 2, 1).reshape(len(used), 36)
-            Xb.append(np.ascontiguousarray(MT))
-            cols.append(used if used != list(range(M.shape[0])) else slice(None))
-        cached = (Xb, [_crm(s).T.copy() for s in ch.screw], cols)
-        object.__setattr__(ch, "_bases_cache", cached)
-    return cached
 
 
 # OpenBLAS runs a GEMM on several threads above m*n*k = 65536 * 4; on shared cores that is much
@@ -298,9 +293,9 @@ class _Workspace:
         self.Y = np.zeros((C, n, N_BODY_PARAMS * n))  # blocks below the diagonal stay zero
 
 
-def _chunk(ch: CompiledChain, bases, ws: _Workspace, q, qd, qdd, gravity, out) -> None:
+def _chunk(ch: CompiledChain, ws: _Workspace, q, qd, qdd, gravity, out) -> None:
     C, n = q.shape
-    XbT, crmT, cols_b = bases
+    XbT, crmT, cols_b = ch.XbT, ch.crmT, ch.basis_cols
     basis, feat, t6, t3, Y = ws.basis[:C], ws.feat[:C], ws.t6[:C], ws.t3[:C], ws.Y[:C]
     phi = ws.phi[:C].reshape(C, 6, N_BODY_PARAMS)
     XT = ws.XT[:C].reshape(C, 6, 6)

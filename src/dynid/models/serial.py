@@ -216,9 +216,6 @@ class Serial(DynamicModel):
             hi.append(float(lim[1]) if lim is not None else default)
         return np.array(lo), np.array(hi)
 
-    def derived(self, values: Mapping[str, float]) -> dict[str, dict[str, Any]]:
-        return {}
-
 
 def standard_from_base(base: BaseParameters, beta, prior) -> np.ndarray:
     """A full (standard) parameter vector that reproduces the base parameters ``beta``, with every
