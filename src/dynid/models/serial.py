@@ -53,7 +53,7 @@ from ._urdf import body_parameters, chain_elements, check_chain, dh_chain, read_
 from .base import DynamicModel, Joint, Parameter
 from .registry import register_model
 
-__all__ = ["Serial", "PUMA560_DH", "standard_from_base"]
+__all__ = ["Serial", "PUMA560_DH", "standard_from_base", "prior_theta", "identified_standard_parameters"]
 
 _UNITS = {"m": "kg", "mx": "kg m", "my": "kg m", "mz": "kg m"}
 _DESCRIPTIONS = {
@@ -242,6 +242,30 @@ def standard_from_base(base: BaseParameters, beta, prior) -> np.ndarray:
     if prior.shape != (len(base.names),):
         raise ConfigError(f"prior must have {len(base.names)} values (one per column of the base), got shape {prior.shape}")
     return base.to_full(beta, prior[base.dependent])
+
+
+def prior_theta(plant) -> np.ndarray:
+    """Prior of the full plant vector ``(n_params,)``: the model's ``prior_parameters()`` (URDF values)
+    or 0, friction 0, and configured known values (``parameters``) where given."""
+    theta = np.zeros(plant.n_params)
+    prior = getattr(plant.model, "prior_parameters", lambda: None)()
+    if prior is not None:
+        theta[: plant.n_model] = prior
+    names = plant.param_names
+    for key, value in plant.model.config.parameters.items():
+        if key in names:
+            theta[names.index(key)] = value
+    return theta
+
+
+def identified_standard_parameters(ident) -> np.ndarray:
+    """Standard parameters ``(n_params,)`` of an :class:`~dynid.identify.Identification` that reproduce
+    its base parameters with every dependent parameter at its prior (URDF value, 0 for friction).
+
+    ``identify`` itself holds dependent parameters at 0; the torques are the same either way, but
+    these values stay close to the physical ones where the data say nothing.
+    """
+    return standard_from_base(ident.base, ident.base_values, prior_theta(ident.plant))
 
 
 def _unit(v: Any, name: str) -> np.ndarray:
