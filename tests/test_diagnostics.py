@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.identify import identify
+from dynid.conditioning import ConditioningOptions
+from dynid.identify import IdentifyOptions, identify
 from dynid.models import Plant, make_model
 from dynid.sim import SimOptions, SineMotion, simulate
 
@@ -56,11 +57,36 @@ def test_saturation_plateau():
 
 
 def test_poorly_identified_parameter():
-    """A stiff spring axis under one slow sine: K·x and M·xdd are collinear and M·w² << K, M is barely seen."""
+    """A stiff spring axis under one slow sine with 2 % torque noise: K·x and M·xdd are collinear and
+    M·w² << K, so M is barely seen."""
     plant = Plant(make_model("linear3"))
-    res = run(SineMotion([-0.2], [0.3], [0.3], record_s=12), plant=plant, theta=[8.0, 2000.0, 100.0, 30.0, 10.0])
+    res = run(SineMotion([-0.2], [0.3], [0.3], record_s=12), plant=plant, theta=[8.0, 2000.0, 100.0, 30.0, 10.0],
+              noise=0.02)
     d = [x for x in res.diagnostics if x.code == "poorly_identified"]
     assert d and any(v > 30 for v in d[0].evidence["relative_std_percent"].values())
+
+
+def test_stick_slip_is_detected_and_left_out():
+    """A light, friction-dominated vertical axis sticks at its reversals: reported, and the samples
+    around the sticks are left out of the fit (the friction comes back right)."""
+    plant = Plant(make_model("linear2"))
+    theta = [1.5, 1.5 * 9.80665, 0.0, 30.0, 25.0]
+    res = run(SineMotion([0.0], [0.15], [0.43], record_s=15), plant=plant, theta=theta)
+    d = [x for x in res.diagnostics if x.code == "stick_slip"]
+    assert d and d[0].evidence["stick_count"] >= 10 and d[0].evidence["excluded_samples"] > 0
+    assert not (res.cond.moving & res.cond.near_stuck).any()
+    assert res.values["A1.viscous"] == pytest.approx(30.0, rel=0.03)
+    assert res.values["A1.coulomb"] == pytest.approx(25.0, rel=0.03)
+    from dataclasses import replace
+
+    blind = identify(simulate(plant, theta, SineMotion([0.0], [0.15], [0.43], record_s=15), SimOptions(), seed=11),
+                     plant, IdentifyOptions(conditioning=replace(ConditioningOptions(), detect_stick=False)))
+    assert abs(blind.values["A1.viscous"] / 30.0 - 1) > 3 * abs(res.values["A1.viscous"] / 30.0 - 1)
+
+
+def test_no_stick_on_a_smooth_reversal():
+    res = run(SineMotion([-2.0], [2.0], [0.5], record_s=12))
+    assert res.cond.stuck.sum() == 0
 
 
 def test_wrong_torque_sign_gives_implausible_parameters():

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 MODULES = ["dynid.units", "dynid.metrics", "dynid.identify", "dynid.base_params", "dynid.conditioning",
-           "dynid.models.puma", "dynid.models.delta"]
+           "dynid.models.puma", "dynid.models.delta",
+           "dynid.models.serial"]
 
 
 @pytest.mark.parametrize("name", MODULES)

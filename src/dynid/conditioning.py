@@ -12,6 +12,12 @@
 4. Edge trimming: two cutoff periods plus the derivative stencil at each end (the filter's edge
    transient; a record usually ends mid-motion).
 5. Per-axis velocity gating: a sample of joint j is used when ``|qd_j| > threshold_j``.
+6. Stick detection: a friction-dominated joint can stick at a reversal (velocity exactly zero while
+   the torque sweeps through the static friction), which no ``Fc·sign(qd)`` model describes and which
+   the filter smears into neighbouring samples. A reversal is a stick when the joint stays below the
+   threshold much longer (``STICK_FACTOR`` = 3 times) than its deceleration implies
+   (``2·threshold/|qdd|``), judged on a velocity filtered at 4 times the cutoff; samples within one
+   filter length (``1/cutoff``) of a stick are not used.
 
 Default cutoff ("derived from the data"): ``cutoff_factor`` (20) times the motion bandwidth, the
 frequency below which 99 % of the detrended position power lies (largest over the joints), within
@@ -34,6 +40,9 @@ from .recording import Recording
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
            "lowpass", "butterworth_filtfilt"]
+
+
+STICK_FACTOR = 3.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,8 @@ class ConditioningOptions:
     torque_delay_s : float
         The torque lags the kinematics by this much [s]; it is shifted back (linear interpolation)
         before filtering. ``dynid identify --align`` estimates it.
+    detect_stick : bool
+        Leave out the samples around reversals where a joint sticks (step 6 above).
     """
 
     cutoff_hz: float | None = None
@@ -82,6 +93,7 @@ class ConditioningOptions:
     use_recorded_derivatives: bool = True
     smooth_sign: bool = True
     torque_delay_s: float = 0.0
+    detect_stick: bool = True
 
     def __post_init__(self) -> None:
         if self.cutoff_hz is not None and not (math.isfinite(self.cutoff_hz) and self.cutoff_hz > 0):
@@ -99,6 +111,8 @@ class Conditioned:
     t : (N,) ; q, qd, qdd, tau : (N, n_joints) filtered ; q_raw, tau_raw : (N, n_joints) as recorded
     sign : (N, n_joints) sign of qd as used by the Coulomb columns (smoothed when ``smooth_sign``)
     moving : (N, n_joints) bool, the gated samples ; velocity_threshold : (n_joints,)
+    stuck : (N, n_joints) bool, samples inside a detected stick (reversal where the joint stuck)
+    near_stuck : (N, n_joints) bool, samples within one filter length of a stick (not used by the fit)
     """
 
     t: np.ndarray
@@ -117,6 +131,8 @@ class Conditioned:
     raw_length: int
     start: int
     options: ConditioningOptions = field(repr=False, default_factory=ConditioningOptions)
+    stuck: np.ndarray | None = field(repr=False, default=None)
+    near_stuck: np.ndarray | None = field(repr=False, default=None)
 
     @property
     def data_length(self) -> int:
@@ -247,6 +263,28 @@ def _central_second(x: np.ndarray, dt: float) -> np.ndarray:
     return d
 
 
+def _stick(q_raw: np.ndarray, cutoff: float, dt: float, order: int, qdd: np.ndarray, keep: slice):
+    """Stuck samples and the samples near them (within ``1/cutoff``), both ``(N_kept, n_joints)``."""
+    hi = min(4.0 * cutoff, 0.4 / dt)
+    v = _central_first(lowpass(q_raw, hi, dt, order), dt)
+    noise = _noise_std(v, hi, dt)
+    thr = np.maximum(0.01 * np.abs(v[keep]).max(axis=0), 2.0 * noise)
+    n_keep = v[keep].shape[0]
+    stuck = np.zeros((n_keep, v.shape[1]), dtype=bool)
+    near = np.zeros_like(stuck)
+    reach = int(math.ceil(1.0 / (cutoff * dt)))
+    for j in range(v.shape[1]):  # per joint; the loop below runs over reversals, not samples
+        slow = np.abs(v[keep, j]) < thr[j]
+        d = np.diff(np.concatenate([[0], slow.astype(np.int8), [0]]))
+        for a, b in zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]):
+            acc = np.abs(qdd[keep][a:b, j]).max()
+            expected = 2.0 * thr[j] / acc if acc > 0 else np.inf
+            if (b - a) * dt > STICK_FACTOR * expected + 2 * dt:
+                stuck[a:b, j] = True
+                near[max(0, a - reach):b + reach, j] = True
+    return stuck, near
+
+
 def _noise_std(v: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
     """Robust spread of ``v`` above half the cutoff (where motion has no power), per column."""
     lo = 0.5 * cutoff_hz
@@ -337,6 +375,10 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         upper = np.maximum(options.upper_velocity_fraction * np.abs(qd_k).max(axis=0), 2 * thr)
     if upper is not None:
         moving &= np.abs(qd_k) < upper
+    stuck = near = np.zeros_like(moving)
+    if options.detect_stick:
+        stuck, near = _stick(rec.q, cutoff, dt, order, qdd, keep)
+        moving &= ~near
     if require_motion:
         min_moving = 20
         for j in range(n):
@@ -352,4 +394,4 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         q_raw=rec.q[keep], tau_raw=None if tau is None else tau[keep],
         sign=sgn[keep], moving=moving, velocity_threshold=np.asarray(thr, dtype=float),
         upper_velocity_threshold=upper, cutoff_hz=float(cutoff), sample_period_s=float(dt),
-        raw_length=N, start=trim, options=options)
+        raw_length=N, start=trim, options=options, stuck=stuck, near_stuck=near)

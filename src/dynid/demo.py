@@ -1,7 +1,11 @@
 """The built-in demonstration: simulate a robot, identify it, validate on another motion.
 
-Robot: a vertical crank arm (softMC rotary model 3) with viscous + Coulomb friction, 0.5 % torque
-noise and a 20-bit encoder, following the softMC identification program's SineWave motion.
+Robot: a 4-axis SCARA (softMC SCARA Dynamic Model 1, 600 mm class, example link data) with viscous +
+Coulomb friction on every axis, 0.5 % torque noise and 20-bit encoders (1 µm on the vertical axis),
+under a position/velocity servo at 1 kHz. It runs the source's SCARA identification program
+(spec/identification.md §1): ``Move {-160,-160,0,-350}``, ``SineWave {160,160,150,350}`` with
+``SineWaveFreq = 0.3*{1,1.27,1.43,1.13}``, ``sleep 2000``, record 20 s. A second motion the robot
+never did during identification validates the identified model.
 """
 
 from __future__ import annotations
@@ -15,19 +19,21 @@ import numpy as np
 from .identify import Identification, IdentifyOptions, identify
 from .io.recording import write_recording_csv
 from .io.result_json import load_result
-from .models import Plant, make_model
+from .models import Plant, model_class
+from .models.scara import (IDENT_FREQS_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, IDENT_START, IDENT_TARGET)
+from .conditioning import condition
 from .outputs import write_outputs
 from .predict import Prediction, predict
 from .sim import SimOptions, SineMotion, simulate
+from .units import to_si
 
-__all__ = ["DemoResult", "run_demo", "DEMO_TRUE"]
+__all__ = ["DemoResult", "run_demo", "DEMO_FRICTION", "VALIDATION_PROGRAM"]
 
-# The simulated robot's true parameters (SI): crank arm with M = 4 kg at A = 0.5 m, payload
-# interface at L = 0.6 m (L^2 and g*L come from the kinematics, held as known values).
-DEMO_CONFIG = {"parameters": {"L^2": 0.36, "g*L": 9.80665 * 0.6},
-               "position_limits": [[-2.2, 2.2]]}
-DEMO_TRUE = {"I": 0.5, "L^2": 0.36, "M*g*A": 4.0 * 9.80665 * 0.5, "g*L": 9.80665 * 0.6,
-             "A1.viscous": 0.8, "A1.coulomb": 1.5}
+DEMO_FRICTION = {"viscous": (2.0, 1.5, 30.0, 0.3), "coulomb": (3.0, 2.0, 10.0, 0.6)}
+"""Friction of the simulated SCARA, physical sign [N m s/rad or N s/m; N m or N] per axis."""
+VALIDATION_PROGRAM = {"start": (-120.0, -140.0, 20.0, -300.0), "target": (150.0, 130.0, 130.0, 300.0),
+                      "freqs_hz": (0.27, 0.39, 0.33, 0.45), "record_s": 10.0}
+"""A different SineWave program for validation [deg, deg, mm, deg], Hz, s."""
 
 
 @dataclass(frozen=True)
@@ -36,29 +42,48 @@ class DemoResult:
     validation: Prediction
     true_values: dict
     files: dict
+    validation_model_error: np.ndarray
+    """NRMSE of the identified model against the true robot's torque on the validation motion, per axis."""
+
+
+def _motion(start, target, freqs, record_s, settle_s, kinds):
+    return SineMotion(to_si(np.array(start), kinds, "softmc"), to_si(np.array(target), kinds, "softmc"),
+                      freqs, record_s=record_s, settle_s=settle_s)
 
 
 def run_demo(out_dir: str | Path, *, progress: Callable[[str, float], None] | None = None,
              seed: int = 7) -> DemoResult:
     """Simulate, identify, validate; write outputs (and the simulated recordings) into ``out_dir``."""
     step = progress or (lambda s, f: None)
-    plant = Plant(make_model("rotary3", DEMO_CONFIG))
-    theta = np.array([DEMO_TRUE[n] for n in plant.param_names])
+    model = model_class("scara4").example()
+    plant = Plant(model)
+    kinds = model.joint_kinds
+    fr = np.column_stack([DEMO_FRICTION["viscous"], DEMO_FRICTION["coulomb"]]).ravel()
+    theta = np.concatenate([model.example_parameters(), fr])
     sim = SimOptions(sample_period=1e-3, noise=0.005)
-    ident_motion = SineMotion(np.radians([-120.0]), np.radians([120.0]), [0.5], record_s=20.0)
-    valid_motion = SineMotion(np.radians([-60.0]), np.radians([110.0]), [0.8], record_s=10.0)
-    step("simulating identification run", 0.05)
+    ident_motion = _motion(IDENT_START, IDENT_TARGET, IDENT_FREQS_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, kinds)
+    vp = VALIDATION_PROGRAM
+    valid_motion = _motion(vp["start"], vp["target"], vp["freqs_hz"], vp["record_s"], IDENT_SETTLE_S, kinds)
+    step("simulating the identification run", 0.05)
     rec = simulate(plant, theta, ident_motion, sim, seed=seed)
-    step("simulating validation run", 0.35)
+    step("simulating the validation run", 0.4)
     val = simulate(plant, theta, valid_motion, sim, seed=seed + 1)
-    step("identifying", 0.6)
+    step("identifying", 0.65)
     ident = identify(rec, plant, IdentifyOptions())
     out = Path(out_dir)
     files = write_outputs(ident, out, source={"recording": "simulated (dynid demo)", "units": "si"})
     write_recording_csv(out / "identification_run.csv", rec)
     write_recording_csv(out / "validation_run.csv", val)
     step("validating", 0.9)
-    pred = predict(load_result(out / "result.json"), val)
+    identified = load_result(out / "result.json")
+    pred = predict(identified, val)
+    # the identified model against the true robot on the same (conditioned) validation motion
+    cond = condition(val, identified.conditioning_options(), kinds, require_motion=False)
+    est = identified.torque(cond.q, cond.qd, cond.qdd)
+    true_tau = plant.torque(theta, cond.q, cond.qd, cond.qdd)
+    model_error = np.sqrt(np.mean((est - true_tau) ** 2, axis=0)) / np.sqrt(np.mean(true_tau**2, axis=0))
     step("done", 1.0)
-    files.update({"identification_run.csv": out / "identification_run.csv", "validation_run.csv": out / "validation_run.csv"})
-    return DemoResult(ident, pred, dict(DEMO_TRUE), files)
+    files.update({"identification_run.csv": out / "identification_run.csv",
+                  "validation_run.csv": out / "validation_run.csv"})
+    true_values = dict(zip(plant.param_names, theta.tolist()))
+    return DemoResult(ident, pred, true_values, files, model_error)

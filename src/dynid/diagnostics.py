@@ -14,6 +14,8 @@ constants so they are documented in one place:
 - conditioning:  scaled condition number > ``MAX_CONDITION`` (1000) or a parameter's relative std > 30 %
 - wrong model / torque scale: residual explained by a simple function of the joint state
                  (R² > 0.5) and larger than noise, or physically impossible values (negative inertia)
+- stick-slip:    a joint that sticks at reversals (see dynid.conditioning, step 6) — reported, and
+                 the samples around the sticks are left out of the fit
 - misalignment:  torque and kinematics shifted in time (the peers' classic bug): refitting with the
                  torque shifted by ``|δ|`` ≥ ``MIN_DELAY_SAMPLES`` (0.5) samples lowers the residual by more
                  than ``DELAY_GAIN`` (5 %)
@@ -63,7 +65,7 @@ def _axis(ident, j: int) -> str:
 def diagnose(ident) -> list[Diagnostic]:
     """Run every check on an :class:`~dynid.identify.Identification`."""
     out: list[Diagnostic] = []
-    for check in (_too_slow, _few_cycles, _small_range, _saturation, _conditioning, _misalignment,
+    for check in (_too_slow, _few_cycles, _small_range, _saturation, _stick_slip, _conditioning, _misalignment,
                   _systematic_residual, _implausible, _noise):
         out.extend(check(ident))
     if any(d.code == "saturation" for d in out):  # clipped feedback also passes for a delay: report the cause only
@@ -179,6 +181,28 @@ def _saturation(ident) -> list[Diagnostic]:
                                   f"for {1000 * found['plateau_s']:.0f} ms while the model keeps rising: the drive "
                                   "saturates (motion too fast); lower the speed or the range", j + 1,
                                   severity="error", evidence=found))
+    return out
+
+
+def _stick_slip(ident) -> list[Diagnostic]:
+    cond = ident.cond
+    out = []
+    if cond.stuck is None:
+        return out
+    for j in range(cond.n_joints):
+        runs = _runs(cond.stuck[:, j])
+        if not runs:
+            continue
+        total = sum(b - a for a, b in runs) * cond.sample_period_s
+        excluded = int(cond.near_stuck[:, j].sum())
+        out.append(Diagnostic(
+            "stick_slip", f"{_axis(ident, j)}: the joint sticks at {len(runs)} reversals ({1000 * total / len(runs):.0f} ms "
+            f"each on average): static friction holds it while the torque sweeps, which the friction model does not "
+            f"describe; {excluded} samples around them are not used. A faster motion (or a stiffer servo) sticks less",
+            j + 1, severity="info",
+            evidence={"stick_count": len(runs), "stick_time_s": float(total), "excluded_samples": excluded,
+                      "t_start": [float(cond.t[a]) for a, _ in runs[:50]],
+                      "t_end": [float(cond.t[b - 1]) for _, b in runs[:50]]}))
     return out
 
 

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -34,7 +34,7 @@ class ParameterStatus:
 
     IDENTIFIED = "identified"          # estimated from the data (possibly as a base combination)
     KNOWN = "known"                    # given in the configuration, held fixed
-    NOT_IDENTIFIABLE = "not identifiable"  # structurally (e.g. L^2 without payload): held at 0
+    NOT_IDENTIFIABLE = "not identifiable"  # structurally (e.g. L^2 without payload): held at the prior or 0
     NOT_EXCITED = "not excited"        # structurally identifiable, but this recording does not excite it
     DERIVED = "derived"                # filled by the model from physics (e.g. g*cos(alpha) = p2/p1)
     CONSTANT = "constant"              # a user constant of the model (never identified)
@@ -234,7 +234,15 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     lsq = weighted_lstsq(rows[:, indep], y, joint, plant.n_joints, weighting=weighting)
     del rows, Y
     beta = lsq.x
-    theta = base.to_full(beta, theta_known[base.dependent])
+    # parameters the data cannot identify are held at the model's prior (e.g. a URDF's values), else 0,
+    # so the full parameter set stays physical while reproducing the same torques
+    theta_hold = theta_known.copy()
+    prior = plant.model.prior_parameters()
+    if prior is not None:
+        for i in range(plant.n_model):
+            if i not in known:
+                theta_hold[i] = prior[i]
+    theta = base.to_full(beta, theta_hold[base.dependent])
     std = np.full(plant.n_params, np.nan)
     std[indep] = lsq.std
     status = []

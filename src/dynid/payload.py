@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .conditioning import condition
-from .config import ModelConfig, Payload
+from .config import Payload
 from .errors import ConfigError, IdentifiabilityError
 from .fit import weighted_lstsq
 from .identify import Identification, IdentifyOptions, ParameterStatus, identify

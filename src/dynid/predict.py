@@ -40,7 +40,9 @@ def predict(identified: IdentifiedModel, rec: Recording, *, trim: bool = True) -
 
     Positions are low-pass filtered at the identification cutoff and differentiated (or the
     recording's ``dq``/``ddq`` are filtered), so prediction and identification see the same
-    kinematics. The Coulomb term uses the sign of the velocity (the physical friction step).
+    kinematics. The Coulomb term uses the sign of the velocity (the physical friction step), except
+    around reversals where a joint sticks: there the friction torque passes through the static range
+    and the filtered sign (the transition as the identification filter sees it) is used.
     Edge rows inside the filter transient are dropped when ``trim``.
     """
     opts = identified.conditioning_options()
@@ -49,6 +51,9 @@ def predict(identified: IdentifiedModel, rec: Recording, *, trim: bool = True) -
 
         opts = replace(opts, trim=0)
     cond = condition(rec, opts, identified.plant.model.joint_kinds, require_motion=False)
-    tau = identified.torque(cond.q, cond.qd, cond.qdd)
+    sign = np.sign(cond.qd)
+    if cond.near_stuck is not None:
+        sign = np.where(cond.near_stuck, cond.sign, sign)
+    tau = identified.plant.torque(identified.theta, cond.q, cond.qd, cond.qdd, sign=sign)
     rows = np.arange(cond.start, cond.start + cond.data_length)
     return Prediction(cond.t, tau, cond.tau_raw, rows)

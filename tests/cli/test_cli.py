@@ -80,8 +80,11 @@ def test_demo_writes_the_three_outputs(tmp_path, capsys):
     assert "SUCCEEDED" in text and "validation" in text
     for name in ("IDNT1.PRG", "IDNT1.REC", "result.json"):
         assert (out / name).is_file()
-    check_prg_grammar((out / "IDNT1.PRG").read_text(), 1, 4, 3)
-    check_result_schema(json.loads((out / "result.json").read_text()), 1)
+    check_prg_grammar((out / "IDNT1.PRG").read_text(), 4, 8, 1)
+    result = json.loads((out / "result.json").read_text())
+    check_result_schema(result, 4)
+    assert result["model"] == "scara4" and result["element"] == "SCARA" and result["metrics"]["success"]
+    assert (out / "report.html").is_file()
 
 
 def test_identify_and_predict_round_trip(crank_csv, tmp_path, capsys):

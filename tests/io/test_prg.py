@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-import numpy as np
 import pytest
 
 from dynid.errors import FileFormatError

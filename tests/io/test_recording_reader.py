@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynid.cli.main import main
-from dynid.errors import DynidError, FileFormatError, InputDataError
+from dynid.errors import DynidError
 from dynid.io.recording import read_recording, write_recording_csv
 from dynid.recording import Recording
 

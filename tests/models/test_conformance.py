@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dynid.base_params import structural_base
-from dynid.models import Plant, make_model, model_class, model_names
+from dynid.models import Plant, model_class, model_names
 
 
 def example(name):

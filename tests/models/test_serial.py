@@ -18,7 +18,6 @@ import pytest
 from dynid.base_params import structural_base
 from dynid.errors import ConfigError, FileFormatError
 from dynid.models import Plant, make_model
-from dynid.models.serial import standard_from_base
 
 pin = pytest.importorskip("pinocchio")
 
@@ -501,21 +500,6 @@ def test_tx40_with_drive_terms_matches_the_peer_baseline_count(real_data):
                        urdf=real_data / "staubli_tx40_figaroh/tx40.urdf")
     plant = Plant(model)
     assert plant.n_params == 84 and structural_base(plant).n_base == 58
-
-
-def test_standard_from_base_holds_dependent_parameters_at_the_prior(real_data):
-    model = make_model("serial", {"friction": "none"}, urdf=real_data / "staubli_tx40_figaroh/tx40.urdf")
-    base = _base(model)
-    prior = model.prior_parameters()
-    truth = prior * np.random.default_rng(11).uniform(0.7, 1.3, prior.size)
-    beta = base.base_values(truth)
-    theta = standard_from_base(base, beta, prior)
-    np.testing.assert_allclose(base.base_values(theta), beta, rtol=1e-10, atol=1e-12)
-    np.testing.assert_array_equal(theta[base.dependent], prior[base.dependent])
-    q, qd, qdd = _states(6, seed=12)
-    np.testing.assert_allclose(model.torque(theta, q, qd, qdd), model.torque(truth, q, qd, qdd), rtol=1e-9, atol=1e-9)
-    with pytest.raises(ConfigError, match="prior must have"):
-        standard_from_base(base, beta, prior[:-1])
 
 
 # ---------------------------------------------------------------------------- errors

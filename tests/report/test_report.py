@@ -14,7 +14,7 @@ from dynid.errors import FileFormatError
 from dynid.io.recording import write_recording_csv
 from dynid.io.result_json import load_result
 from dynid.predict import predict
-from dynid.report import Validation, load_report_data, render_report, write_report, write_validation_report
+from dynid.report import Validation, load_report_data, render_report, write_validation_report
 from dynid.sim import SineMotion, simulate
 
 from ._page import parse_page

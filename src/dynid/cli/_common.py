@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Sequence
 
 from ..errors import DynidError
 

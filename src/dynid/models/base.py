@@ -233,6 +233,11 @@ class DynamicModel(ABC):
         tests, examples), or ``None``."""
         return None
 
+    def prior_parameters(self) -> Sequence[float] | None:
+        """Prior values ``(n_params,)`` at which parameters the data cannot identify are held (e.g. a
+        URDF's inertial values), or ``None`` to hold them at 0."""
+        return None
+
     def complete(self, values: dict[str, float], identified: Mapping[str, bool]) -> tuple[dict[str, float], list[str]]:
         """Fill parameters the data could not identify from physics (default: leave as held).
 

@@ -40,7 +40,7 @@ PUMA 560 arm", Proc. IEEE ICRA 1986, pp. 510-518.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 

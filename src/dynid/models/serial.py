@@ -45,7 +45,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..base_params import BaseParameters
 from ..config import ModelConfig
 from ..errors import ConfigError
 from ._rnea import BODY_PARAM_NAMES, N_BODY_PARAMS, chain_regressor, compile_chain
@@ -53,7 +52,7 @@ from ._urdf import body_parameters, chain_elements, check_chain, dh_chain, read_
 from .base import DynamicModel, Joint, Parameter
 from .registry import register_model
 
-__all__ = ["Serial", "PUMA560_DH", "standard_from_base", "prior_theta", "identified_standard_parameters"]
+__all__ = ["Serial", "PUMA560_DH"]
 
 _UNITS = {"m": "kg", "mx": "kg m", "my": "kg m", "mz": "kg m"}
 _DESCRIPTIONS = {
@@ -215,57 +214,6 @@ class Serial(DynamicModel):
             lo.append(float(lim[0]) if lim is not None else -default)
             hi.append(float(lim[1]) if lim is not None else default)
         return np.array(lo), np.array(hi)
-
-
-def standard_from_base(base: BaseParameters, beta, prior) -> np.ndarray:
-    """A full (standard) parameter vector that reproduces the base parameters ``beta``, with every
-    dependent parameter held at its prior value.
-
-    The independent parameters absorb the rest: ``theta[ind] = beta - K @ prior[dep]``, so
-    ``base.base_values(theta) == beta`` and the torques equal those of ``beta``.
-
-    Parameters
-    ----------
-    base : BaseParameters
-        Structural base (e.g. ``structural_base(plant)``).
-    beta : array-like, shape (n_base,)
-        Identified base parameters (SI).
-    prior : array-like, shape (n_cols,)
-        Full prior vector in ``base.names`` order (e.g. the URDF inertial values followed by prior
-        friction values, or zeros where nothing is known).
-
-    Returns
-    -------
-    theta : ndarray, shape (n_cols,)
-    """
-    prior = np.asarray(prior, dtype=float)
-    if prior.shape != (len(base.names),):
-        raise ConfigError(f"prior must have {len(base.names)} values (one per column of the base), got shape {prior.shape}")
-    return base.to_full(beta, prior[base.dependent])
-
-
-def prior_theta(plant) -> np.ndarray:
-    """Prior of the full plant vector ``(n_params,)``: the model's ``prior_parameters()`` (URDF values)
-    or 0, friction 0, and configured known values (``parameters``) where given."""
-    theta = np.zeros(plant.n_params)
-    prior = getattr(plant.model, "prior_parameters", lambda: None)()
-    if prior is not None:
-        theta[: plant.n_model] = prior
-    names = plant.param_names
-    for key, value in plant.model.config.parameters.items():
-        if key in names:
-            theta[names.index(key)] = value
-    return theta
-
-
-def identified_standard_parameters(ident) -> np.ndarray:
-    """Standard parameters ``(n_params,)`` of an :class:`~dynid.identify.Identification` that reproduce
-    its base parameters with every dependent parameter at its prior (URDF value, 0 for friction).
-
-    ``identify`` itself holds dependent parameters at 0; the torques are the same either way, but
-    these values stay close to the physical ones where the data say nothing.
-    """
-    return standard_from_base(ident.base, ident.base_values, prior_theta(ident.plant))
 
 
 def _unit(v: Any, name: str) -> np.ndarray:
