@@ -231,7 +231,7 @@ def _conditioning(ident) -> list[Diagnostic]:
     return out
 
 
-def estimate_delay(ident, max_shift: int = 8, max_rows: int = 20000, *, curve: bool = False):
+def estimate_delay(ident, max_shift: int = 8, max_rows: int = 6000, *, curve: bool = False):
     """Time shift of the measured torque against the kinematics that fits the model best.
 
     Refits the base parameters with the torque shifted by ``-max_shift..max_shift`` samples (on a

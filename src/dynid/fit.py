@@ -70,18 +70,27 @@ def autocorrelation_time(x: np.ndarray, c: float = 5.0) -> float:
     return max(1.0, t)
 
 
-def _solve(Ws: np.ndarray, y: np.ndarray, rtol: float | None):
-    # Tall matrix: an unpivoted QR first (fast, blocked), then the rank-revealing pivoted QR on the
-    # small k x k factor; W P = Q0 Q1 R, so the pivots and R are those of W.
-    Q0, R0 = linalg.qr(Ws, mode="economic", check_finite=False)
+def _solve(W: np.ndarray, y: np.ndarray, row_scale: np.ndarray, col_scale: np.ndarray, rtol: float | None):
+    """Least squares of ``diag(row_scale) W diag(1/col_scale) z ≈ diag(row_scale) y``.
+
+    The QR of the augmented matrix ``[A | b]`` in "r" mode gives ``R0`` and ``Q0ᵀ b`` (its last
+    column) without ever forming ``Q0``; the rank-revealing pivoted QR then runs on the small
+    ``k x k`` factor: ``A P = Q0 Q1 R``, so the pivots and ``R`` are those of ``A``.
+    """
+    n, k = W.shape
+    Ab = np.empty((n, k + 1))
+    np.multiply(W, row_scale[:, None] / col_scale[None, :], out=Ab[:, :k])
+    np.multiply(y, row_scale, out=Ab[:, k])
+    R_aug = linalg.qr(Ab, mode="r", overwrite_a=True, check_finite=False)[0]
+    del Ab
+    R0, qty = R_aug[:k, :k], R_aug[:k, k]
     Q1, R, piv = linalg.qr(R0, mode="economic", pivoting=True, check_finite=False)
-    Q = Q0 @ Q1
     d = np.abs(np.diag(R))
-    tol = (max(Ws.shape) * np.finfo(float).eps if rtol is None else rtol) * (d[0] if d.size else 0.0)
+    tol = (max(n, k) * np.finfo(float).eps if rtol is None else rtol) * (d[0] if d.size else 0.0)
     r = int((d > tol).sum())
-    z = np.zeros(Ws.shape[1])
+    z = np.zeros(k)
     if r:
-        z[piv[:r]] = linalg.solve_triangular(R[:r, :r], Q[:, :r].T @ y, check_finite=False)
+        z[piv[:r]] = linalg.solve_triangular(R[:r, :r], (Q1.T @ qty)[:r], check_finite=False)
     return z, R[:r, :r], piv, r
 
 
@@ -115,7 +124,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
                                    hint="record longer or move faster so more samples pass the velocity threshold")
     scale = np.linalg.norm(W, axis=0)
     scale[scale == 0] = 1.0
-    Ws = W / scale
+    ones = np.ones(n_rows)
 
     def joint_std(v: np.ndarray) -> np.ndarray:
         cnt = np.bincount(joint, minlength=n_joints).astype(float)
@@ -128,23 +137,21 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         s = joint_std(y)
         w = 1.0 / np.where(s > 0, s, 1.0)
     elif weighting == "residual_std" and n_joints > 1:
-        z0, *_ = _solve(Ws, y, rtol)
-        s = joint_std(y - Ws @ z0)
+        z0, *_ = _solve(W, y, ones, scale, rtol)
+        s = joint_std(y - W @ (z0 / scale))
         pos = s[s > 0]
         floor = 1e-6 * (pos.max() if pos.size else 1.0)
         w = 1.0 / np.maximum(s, floor)
     if n_joints > 1:
         w = w / w.max()
     wr = w[joint]
-    Ww = Ws * wr[:, None]
-    yw = y * wr
-    z, R, piv, r = _solve(Ww, yw, rtol)
+    z, R, piv, r = _solve(W, y, wr, scale, rtol)
     if r == 0:
         raise IdentifiabilityError("the recording excites none of the model's parameters",
                                    hint="check that the joints move and the torques are not all zero")
     excited = np.zeros(k, dtype=bool)
     excited[piv[:r]] = True
-    res = yw - Ww @ z
+    res = (y - W @ (z / scale)) * wr
     dof = max(n_rows - r, 1)
     sigma2 = float(res @ res / dof)
     counts = np.bincount(joint, minlength=n_joints)

@@ -22,14 +22,23 @@ def _ascii(code: int | np.ndarray, pos: int) -> np.ndarray:
     return np.left_shift(np.asarray(code, dtype=np.uint64), np.uint64(8 * pos))
 
 
-def format_rows(data: np.ndarray) -> bytes:
-    """CSV text (``\\n`` line ends, no header) of a 2-D float array, 9 significant digits per value."""
+def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 18) -> bytes:
+    """CSV text (``\\n`` line ends, no header) of a 2-D float array, 9 significant digits per value.
+
+    Rows are formatted in blocks of about ``chunk_cells`` values, so the temporaries stay small.
+    """
     a = np.asarray(data, dtype=float)
     if a.ndim != 2:
         raise ValueError(f"data must be 2-D, got shape {a.shape}")
     n, m = a.shape
     if n == 0 or m == 0:
         return b""
+    rows = max(1, chunk_cells // m)
+    return b"".join(_format_block(a[i:i + rows]) for i in range(0, n, rows))
+
+
+def _format_block(a: np.ndarray) -> bytes:
+    n, m = a.shape
     v = a.ravel()
     x = np.abs(v)
     ok = np.isfinite(v) & (x > 0)

@@ -133,7 +133,8 @@ def read_urdf(path: str | os.PathLike, backend: str | None = None) -> dict[str, 
     path : path-like
         URDF file. Meshes it references are not needed.
     backend : {"yourdfpy", "pinocchio"}, optional
-        Parser; default ``yourdfpy`` when installed, else Pinocchio.
+        Parser. Default: Pinocchio when it is installed and the file has no mimic joint (its C++ parser
+        imports in a fraction of yourdfpy's time, which loads trimesh), else yourdfpy, else Pinocchio.
 
     Raises
     ------
@@ -147,15 +148,20 @@ def read_urdf(path: str | os.PathLike, backend: str | None = None) -> dict[str, 
     if not path.is_file():
         raise FileFormatError(f"{path}: URDF file not found", hint="pass an existing file with --urdf")
     if backend is None:
+        import importlib.util
+
+        has_pin = importlib.util.find_spec("pinocchio") is not None
+        has_yourdfpy = importlib.util.find_spec("yourdfpy") is not None
         try:
-            import yourdfpy  # noqa: F401
+            mimic = b"<mimic" in path.read_bytes()
+        except OSError as err:
+            raise FileFormatError(f"{path}: cannot read the URDF ({err.strerror})") from err
+        if has_pin and not (mimic and has_yourdfpy):
+            backend = "pinocchio"
+        elif has_yourdfpy:
             backend = "yourdfpy"
-        except ImportError:
-            try:
-                import pinocchio  # noqa: F401
-                backend = "pinocchio"
-            except ImportError:
-                raise MissingExtraError("reading a URDF (model 'serial')", "urdf", "yourdfpy") from None
+        else:
+            raise MissingExtraError("reading a URDF (model 'serial')", "urdf", "yourdfpy")
     if backend == "yourdfpy":
         joints, inertials, name = _parse_yourdfpy(path)
     elif backend == "pinocchio":

@@ -186,10 +186,16 @@ class DynamicModel(ABC):
     def _offset(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         return np.zeros_like(q)
 
-    def torque(self, p, q, qd, qdd) -> np.ndarray:
-        """Rigid-body torque ``Y @ p + offset`` ``(N, n_joints)`` for parameters ``p`` ``(n_params,)``."""
+    def torque(self, p, q, qd, qdd, *, chunk: int = 4096) -> np.ndarray:
+        """Rigid-body torque ``Y @ p + offset`` ``(N, n_joints)`` for parameters ``p`` ``(n_params,)``,
+        evaluated ``chunk`` samples at a time so memory stays bounded."""
         p = np.asarray(p, dtype=float)
-        return self.regressor(q, qd, qdd) @ p + self.offset(q, qd, qdd)
+        q, qd, qdd = self._check_states(q, qd, qdd)
+        out = np.empty(q.shape)
+        for a in range(0, q.shape[0], chunk):  # blocks of samples, each vectorised
+            b = slice(a, a + chunk)
+            out[b] = self._regressor(q[b], qd[b], qdd[b]) @ p + self._offset(q[b], qd[b], qdd[b])
+        return out
 
     def _check_states(self, q, qd, qdd):
         n = self.n_joints

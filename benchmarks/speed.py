@@ -1,0 +1,132 @@
+"""Speed and memory of a whole identification, beside a plain Pinocchio pipeline.
+
+    python benchmarks/speed.py [--samples 50000] [--repeat 5]
+
+A 6-joint recording (Stäubli TX40 URDF from ../shared/data/real, multi-sine motion, torques from
+Pinocchio's RNEA + viscous/Coulomb friction + 0.5 % noise) is written as CSV. Then, alternating,
+each in its own process: ``dynid identify --no-report`` (read, condition, regress, fit, write
+PRG/REC/JSON) and ``_pinocchio_pipeline.py`` (read, filter, differentiate, stacked
+``computeJointTorqueRegressor`` + friction columns, pivoted QR, lstsq). Medians of wall time and
+peak resident memory. Also dynid's regressor throughput alone against Pinocchio's per-sample loop.
+Targets (issue 4): regressor >= 1 M samples/s; identify >= 3x faster than the Pinocchio pipeline;
+dynid peak memory <= 300 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+URDF = HERE.parent.parent / "shared" / "data" / "real" / "staubli_tx40_figaroh" / "tx40.urdf"
+
+
+def make_recording(path: Path, n: int, dt: float = 1e-3, seed: int = 0) -> None:
+    import pinocchio as pin
+
+    from dynid.io._fastcsv import format_rows
+
+    model = pin.buildModelFromUrdf(str(URDF))
+    data = model.createData()
+    nj = model.nv
+    t = np.arange(n) * dt
+    rng = np.random.default_rng(seed)
+    f = rng.uniform(0.1, 0.6, (nj, 3))
+    a = rng.uniform(0.2, 0.6, (nj, 3))
+    w = 2 * np.pi * f
+    q = np.einsum("jh,njh->nj", a, np.sin(w[None] * t[:, None, None]))
+    qd = np.einsum("jh,jh,njh->nj", a, w, np.cos(w[None] * t[:, None, None]))
+    qdd = -np.einsum("jh,jh,njh->nj", a, w**2, np.sin(w[None] * t[:, None, None]))
+    tau = np.array([pin.rnea(model, data, q[k], qd[k], qdd[k]) for k in range(n)])
+    tau += 2.0 * qd + 1.5 * np.sign(qd)
+    tau += rng.normal(size=tau.shape) * 0.005 * np.abs(tau).max(axis=0)
+    header = ",".join(["t"] + [f"q{j + 1}" for j in range(nj)] + [f"tau{j + 1}" for j in range(nj)]) + "\n"
+    path.write_bytes(header.encode() + format_rows(np.column_stack([t, q, tau])))
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float]:
+    """Wall time [s] and peak resident memory [MiB] of ``cmd`` (via os.wait4)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)} failed: {err[-800:]}")
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def regressor_throughput(n: int) -> tuple[float, float]:
+    import pinocchio as pin
+
+    from dynid.models import make_model
+
+    model = make_model("serial", {"friction": "none"}, urdf=URDF)
+    rng = np.random.default_rng(1)
+    q, qd, qdd = (rng.uniform(-1, 1, (n, model.n_joints)) for _ in range(3))
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        model.regressor(q, qd, qdd)
+        best = min(best, time.perf_counter() - t0)
+    pm = pin.buildModelFromUrdf(str(URDF))
+    pd = pm.createData()
+    m = min(n, 20000)
+    t0 = time.perf_counter()
+    for k in range(m):
+        pin.computeJointTorqueRegressor(pm, pd, q[k], qd[k], qdd[k])
+    pin_rate = m / (time.perf_counter() - t0)
+    return n / best, pin_rate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--samples", type=int, default=50_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    if not URDF.is_file():
+        sys.exit(f"skipped: {URDF} not found (../shared/data/real beside the repository)")
+    env_py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        csv = tmp / "run.csv"
+        make_recording(csv, args.samples)
+        cutoff = 10.0
+        dynid_cmd = [env_py, "-m", "dynid.cli.main", "identify", str(csv), "--model", "serial", "--urdf", str(URDF),
+                     "--out", str(tmp / "out"), "--no-report", "--quiet", "--cutoff", str(cutoff),
+                     "--friction", "viscous+coulomb+offset"]
+        pin_cmd = [env_py, str(HERE / "_pinocchio_pipeline.py"), str(URDF), str(csv), str(tmp / "pin.npz"), str(cutoff)]
+        d_times, d_mem, p_times, p_mem = [], [], [], []
+        for _ in range(args.repeat):  # alternate so both see the same machine load
+            w, m = run_measured(dynid_cmd)
+            d_times.append(w)
+            d_mem.append(m)
+            w, m = run_measured(pin_cmd)
+            p_times.append(w)
+            p_mem.append(m)
+        rate, pin_rate = regressor_throughput(args.samples)
+    d, p = float(np.median(d_times)), float(np.median(p_times))
+    print(f"speed benchmark: 6-joint TX40 (URDF), {args.samples} samples, median of {args.repeat} alternating runs")
+    rows = [
+        ("dynid identify --no-report (process)", f"{d:.2f} s", f"{np.median(d_mem):.0f} MiB"),
+        ("Pinocchio pipeline (process)", f"{p:.2f} s", f"{np.median(p_mem):.0f} MiB"),
+        ("speed-up (target >= 3x)", f"{p / d:.1f} x", ""),
+        ("dynid regressor (target >= 1 M samples/s)", f"{rate / 1e6:.2f} M samples/s", ""),
+        ("Pinocchio computeJointTorqueRegressor loop", f"{pin_rate / 1e6:.2f} M samples/s", ""),
+    ]
+    w = max(len(r[0]) for r in rows)
+    print(f"{'':<{w}}  {'time / rate':>18}  {'peak memory':>12}")
+    for name, a, b in rows:
+        print(f"{name:<{w}}  {a:>18}  {b:>12}")
+    print(f"memory target (dynid peak <= 300 MiB): {'met' if np.median(d_mem) <= 300 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
