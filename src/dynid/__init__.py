@@ -1,6 +1,6 @@
 """dynid — robot inverse dynamic models: model, identify, validate, deploy.
 
-Public API (explicit re-exports)::
+Public API (explicit re-exports, loaded on first use so ``import dynid`` stays cheap)::
 
     from dynid import read_recording, make_model, Plant, identify, IdentifyOptions
     rec = read_recording("run.csv", n_joints=1)
@@ -8,26 +8,39 @@ Public API (explicit re-exports)::
     result = identify(rec, plant)
 """
 
+from __future__ import annotations
+
+import importlib
+
 __version__ = "0.1.0"
 
-from .conditioning import ConditioningOptions, Conditioned, condition  # noqa: E402
-from .errors import (  # noqa: E402
-    ConfigError, DynidError, FileFormatError, IdentifiabilityError, InputDataError, MissingExtraError, ShapeError,
-)
-from .identify import Identification, IdentifyOptions, identify  # noqa: E402
-from .io.prg import read_prg  # noqa: E402
-from .io.recording import read_recording, write_recording_csv  # noqa: E402
-from .io.result_json import IdentifiedModel, load_result  # noqa: E402
-from .models import DynamicModel, FrictionModel, Plant, make_model, model_names  # noqa: E402
-from .recording import Recording  # noqa: E402
+_EXPORTS = {
+    "Recording": "recording",
+    "read_recording": "io.recording", "write_recording_csv": "io.recording",
+    "ConditioningOptions": "conditioning", "Conditioned": "conditioning", "condition": "conditioning",
+    "DynamicModel": "models", "FrictionModel": "models", "Plant": "models", "make_model": "models",
+    "model_names": "models",
+    "IdentifyOptions": "identify", "Identification": "identify", "identify": "identify",
+    "IdentifiedModel": "io.result_json", "load_result": "io.result_json",
+    "read_prg": "io.prg",
+    "predict": "predict",
+    "identify_payload": "payload",
+    "DynidError": "errors", "ShapeError": "errors", "ConfigError": "errors", "FileFormatError": "errors",
+    "InputDataError": "errors", "IdentifiabilityError": "errors", "MissingExtraError": "errors",
+}
 
-__all__ = [
-    "__version__",
-    "Recording", "read_recording", "write_recording_csv",
-    "ConditioningOptions", "Conditioned", "condition",
-    "DynamicModel", "FrictionModel", "Plant", "make_model", "model_names",
-    "IdentifyOptions", "Identification", "identify",
-    "IdentifiedModel", "load_result", "read_prg",
-    "DynidError", "ShapeError", "ConfigError", "FileFormatError", "InputDataError", "IdentifiabilityError",
-    "MissingExtraError",
-]
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'dynid' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -88,10 +88,12 @@ def _too_slow(ident) -> list[Diagnostic]:
     out = []
     frac = cond.moving_samples / cond.data_length
     p = ident.model_values
-    zeros = np.zeros_like(cond.qd)
-    inertial = plant.model.torque(p, cond.q, zeros, cond.qdd) - plant.model.torque(p, cond.q, zeros, zeros)
+    idx = _subsample(ident)  # an RMS share: a subsample of the smooth signals is enough
+    q, qdd = cond.q[idx], cond.qdd[idx]
+    zeros = np.zeros_like(q)
+    inertial = plant.model.torque(p, q, zeros, qdd) - plant.model.torque(p, q, zeros, zeros)
     rms_in = np.sqrt(np.mean(inertial**2, axis=0))
-    rms_tau = np.sqrt(np.mean(cond.tau**2, axis=0))
+    rms_tau = np.sqrt(np.mean(cond.tau[idx] ** 2, axis=0))
     share = rms_in / np.where(rms_tau > 0, rms_tau, np.inf)
     for j in range(cond.n_joints):
         ev = {"moving_fraction": float(frac[j]), "moving_samples": int(cond.moving_samples[j]),

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..demo import run_demo
-from ..io.result_json import jsonable
-from ..outputs import result_dict
-from . import _summary
 from ._common import EXIT_FAILED, EXIT_OK, Progress, fmt, print_json, table
 
 
@@ -26,6 +20,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    import numpy as np
+
+    from ..demo import run_demo
+    from ..io.result_json import jsonable
+    from ..outputs import result_dict
+    from . import _summary
+
     progress = Progress("demo", quiet=args.quiet or args.json)
     res = run_demo(args.out, progress=progress)
     from ..report import Validation, write_report

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..report import write_report
 from ._common import EXIT_OK
 
 
@@ -26,6 +25,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from ..report import write_report
+
     path = write_report(args.result, args.figures, out=args.out)
     if not args.quiet:
         print(path)
