@@ -35,7 +35,7 @@ from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
 
 __all__ = ["CollisionMonitor", "MonitorState", "MonitorStatus", "Detection", "Replay", "replay",
-           "ThresholdOptions", "DerivedThresholds", "derive_thresholds", "model_residuals"]
+           "ThresholdOptions", "DerivedThresholds", "derive_thresholds", "model_residuals", "thresholds_from_fit"]
 
 
 class MonitorStatus(enum.IntEnum):
@@ -195,7 +195,7 @@ class MonitorState:
     """Mutable state of a :class:`CollisionMonitor`.
 
     te : (n,) filtered torque error [N m or N] ; te_now : (n,) unfiltered ; limit : (n,) active
-    threshold ; alarm : (n,) bool ; low : (n,) bool, low-velocity threshold active ;
+    threshold (:data:`IGNORED` = 1e300 where the low-velocity band is ignored) ; alarm : (n,) bool ; low : (n,) bool, low-velocity threshold active ;
     since : (n,) float, cycles since the velocity was last below the gate ;
     first_alarm_cycle : int, -1 until the first alarm ; cycle : int
     """
@@ -218,8 +218,7 @@ class MonitorState:
         self.one = np.ones(n)
         self.half = np.full(n, 0.5)
         self.hold = np.full(n, float(monitor.hold_cycles))
-        big = np.where(np.isinf(monitor.temax_lowvel), 1e300, monitor.temax_lowvel)  # inf·0 would be NaN
-        self.delta = big - monitor.temax
+        self.delta = _finite_lowvel(monitor) - monitor.temax  # limit = temax + low·delta (inf·0 would be NaN)
         self.first_alarm_cycle = -1
         self.cycle = 0
 
@@ -306,9 +305,17 @@ def replay(monitor: CollisionMonitor, t: npt.ArrayLike, taddcmd: npt.ArrayLike, 
     if vcmd is not None:
         low |= np.abs(as_joint_array("vcmd", vcmd, n, n_samples=N)) < monitor.v_gate
     low = _hold(low, monitor.hold_cycles)
-    limit = np.where(low, monitor.temax_lowvel, monitor.temax)
+    limit = np.where(low, _finite_lowvel(monitor), monitor.temax)
     alarm = (np.abs(te) > limit) & monitor.enable
     return Replay(t, te, limit, alarm, _events(t, te, limit, alarm, monitor.joint_names))
+
+
+IGNORED = 1e300
+"""Active threshold reported while a joint's low-velocity band is ignored (``temax_lowvel = inf``)."""
+
+
+def _finite_lowvel(monitor: CollisionMonitor) -> np.ndarray:
+    return np.where(np.isinf(monitor.temax_lowvel), IGNORED, monitor.temax_lowvel)
 
 
 def _hold(low: np.ndarray, hold: int) -> np.ndarray:
@@ -528,3 +535,21 @@ def derive_thresholds(te: npt.ArrayLike, v: npt.ArrayLike, sample_period: float,
         rate += 3600.0 * indep * frac * p
     return DerivedThresholds(monitor, rms_m, max_m, rms_s, max_s, cnt_m, cnt_s, rep.n_alarms,
                              float(te.shape[0] * sample_period), rate, options)
+
+
+def thresholds_from_fit(plant: Plant, theta: npt.ArrayLike, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike,
+                        tau_raw: npt.ArrayLike, sample_period: float, velocity_threshold: npt.ArrayLike,
+                        options: ThresholdOptions = ThresholdOptions()) -> DerivedThresholds:
+    """Thresholds from an identification: its conditioned motion ``q, qd, qdd`` ``(N, n)`` and raw torque
+    ``tau_raw`` ``(N, n)`` (the Identification's ``cond``, or the ``pfb, vfb, afb, tfbRaw`` channels of
+    ``IDNT<group>.REC``), the identified ``theta`` and velocity threshold ``(n,)``.
+
+    Residuals by :func:`model_residuals`, rule by :func:`derive_thresholds`, with the identified
+    Coulomb coefficients as the floor of the low-velocity band.
+    """
+    theta = np.asarray(theta, dtype=float)
+    te = model_residuals(plant, theta, q, qd, qdd, tau_raw)
+    fr = plant.friction.values_by_term(theta[plant.n_model:])
+    coulomb = np.abs(np.asarray(fr.get("coulomb", [0.0] * plant.n_joints), dtype=float))
+    return derive_thresholds(te, qd, sample_period, velocity_threshold, options,
+                             joint_names=tuple(j.name for j in plant.model.joints), coulomb=coulomb)
