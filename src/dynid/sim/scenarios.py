@@ -34,8 +34,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..identify import Identification, IdentifyOptions, identify
 from ..models import Plant, make_model
-from ..runtime.collision import (DerivedThresholds, ThresholdOptions, derive_thresholds, model_residuals,
-                                 replay)
+from ..runtime.collision import DerivedThresholds, ThresholdOptions, replay, thresholds_from_fit
 from ..runtime.feedforward import FeedForward
 from .closed_loop import (ClosedLoopRun, Command, DriveOptions, ExternalStep, ServoGains, joint_inertia,
                           peak_to_peak, run_closed_loop, settling_time)
@@ -43,10 +42,12 @@ from .motion import SineMotion
 from .profile import line_path, scurve
 
 __all__ = ["RobotSpec", "ROBOTS", "SCENARIOS", "ScenarioResult", "run_scenario", "identify_robot",
-           "scara_ik", "source_results"]
+           "thresholds_from_identification", "scara_ik", "source_results"]
 
 _DEG = math.pi / 180.0
 _TWO20 = 2.0**20
+SUBSTEPS = 4
+"""Drive loop steps per 1 ms controller cycle (4 kHz position/velocity loop and integration)."""
 TIMESETTLE_S = 0.010
 """TIMESETTLE of the move scenarios [s] (softMC's default is 0; 10 ms keeps an overshoot crossing the
 window from counting as settled)."""
@@ -116,7 +117,8 @@ class RobotSpec:
             res.append((lead if lead else 2 * math.pi) / (_TWO20 * gr))
         return np.array(res)
 
-    def drive(self, sample_period: float = 1e-3, substeps: int = 4) -> DriveOptions:
+    def drive(self, sample_period: float = 1e-3, substeps: int | None = None) -> DriveOptions:
+        substeps = SUBSTEPS if substeps is None else substeps
         return DriveOptions(sample_period=sample_period, substeps=substeps, command_delay_cycles=3,
                             torque_limit=self.torque_limit, feedback_noise=self.feedback_noise,
                             torque_ripple=self.torque_ripple, encoder_resolution=self.encoder_resolution)
@@ -222,7 +224,7 @@ ROBOTS: dict[str, RobotSpec] = {"scara": _SCARA, "delta": _DELTA, "puma": _PUMA}
 # --------------------------------------------------------------------------- identification
 
 def identify_robot(spec: RobotSpec, *, seed: int = 0, sample_period: float = 1e-3,
-                   substeps: int = 4) -> tuple[Identification, ClosedLoopRun]:
+                   substeps: int | None = None) -> tuple[Identification, ClosedLoopRun]:
     """Simulate the SineWave identification run of ``spec`` in closed loop and identify it with dynid.
 
     Returns the :class:`~dynid.identify.Identification` and the simulated run.
@@ -239,22 +241,13 @@ def identify_robot(spec: RobotSpec, *, seed: int = 0, sample_period: float = 1e-
     return ident, run
 
 
-def identification_residuals(ident: Identification) -> tuple[np.ndarray, np.ndarray]:
-    """Runtime torque error on the identification data (model on the conditioned motion minus the raw
-    torque) and the velocity, both ``(N, n)``."""
-    c = ident.cond
-    return model_residuals(ident.plant, ident.theta, c.q, c.qd, c.qdd, c.tau_raw), c.qd
-
-
 def thresholds_from_identification(ident: Identification, options: ThresholdOptions = ThresholdOptions()
                                    ) -> DerivedThresholds:
     """Collision thresholds from the identification's validation residuals (see
-    :func:`~dynid.runtime.collision.derive_thresholds`), with its Coulomb coefficients."""
-    te, v = identification_residuals(ident)
-    fr = ident.plant.friction.values_by_term(ident.friction_values)
-    coulomb = np.abs(np.asarray(fr.get("coulomb", [0.0] * ident.plant.n_joints)))
-    return derive_thresholds(te, v, ident.cond.sample_period_s, ident.cond.velocity_threshold, options,
-                             joint_names=tuple(j.name for j in ident.plant.model.joints), coulomb=coulomb)
+    :func:`~dynid.runtime.collision.thresholds_from_fit`)."""
+    c = ident.cond
+    return thresholds_from_fit(ident.plant, ident.theta, c.q, c.qd, c.qdd, c.tau_raw, c.sample_period_s,
+                               c.velocity_threshold, options)
 
 
 # --------------------------------------------------------------------------- kinematics of the moves
@@ -344,10 +337,28 @@ def source_results() -> dict[str, dict[str, Any]]:
     }
 
 
+@dataclass(frozen=True)
+class _Degraded:
+    """An identification result with its model parameters scaled by ``1 + model_error·u``, u ~ U(−1, 1)."""
+
+    plant: Plant
+    theta: np.ndarray
+
+
+def _degrade(ident: Identification, model_error: float, seed: int):
+    if model_error == 0:
+        return ident
+    rng = np.random.default_rng(1000 + seed)
+    theta = ident.theta.copy()
+    k = ident.plant.n_model
+    theta[:k] *= 1.0 + model_error * rng.uniform(-1.0, 1.0, k)
+    return _Degraded(ident.plant, theta)
+
+
 def _with_without(spec: RobotSpec, ident: Identification, cmd: Command, *, payload_mass: float = 0.0,
-                  seed: int = 1, substeps: int = 4):
+                  seed: int = 1, substeps: int | None = None, model_error: float = 0.0):
     plant, theta = spec.true_plant(payload_mass=payload_mass)
-    ff = FeedForward.from_result(ident, delay_cycles=3, payload_mass=payload_mass)
+    ff = FeedForward.from_result(_degrade(ident, model_error, seed), delay_cycles=3, payload_mass=payload_mass)
     gains, drive = spec.gains(), spec.drive(substeps=substeps)
     without = run_closed_loop(plant, theta, cmd, gains, drive, seed=seed)
     with_ = run_closed_loop(plant, theta, cmd, gains, drive, feedforward=ff, seed=seed)
@@ -367,8 +378,9 @@ def _setup(spec: RobotSpec, gains: ServoGains, drive: DriveOptions, **extra) -> 
 
 # --------------------------------------------------------------------------- the scenarios
 
-def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra):
-    without, with_, gains, drive = _with_without(spec, ident, cmd, payload_mass=payload_mass)
+def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra, model_error=0.0):
+    without, with_, gains, drive = _with_without(spec, ident, cmd, payload_mass=payload_mass,
+                                                 model_error=model_error)
     pe = _user_units(spec, pesettle)
     s_without = settling_time(without.t, without.position_error, cmd.t_end, pe, TIMESETTLE_S)
     s_with = settling_time(with_.t, with_.position_error, cmd.t_end, pe, TIMESETTLE_S)
@@ -384,11 +396,11 @@ def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra):
         "peak_torque": np.abs(without.tfb).max(axis=0).tolist(),
         "feedforward_threshold_exceeded": bool(np.any(with_.ff_status == 1)),
     }
-    setup = _setup(spec, gains, drive, payload_mass_kg=payload_mass, **extra)
+    setup = _setup(spec, gains, drive, payload_mass_kg=payload_mass, model_error=model_error, **extra)
     return ScenarioResult(name, values, {"without model": without, "with model": with_}, ident, None, setup)
 
 
-def scara_move(*, seed: int = 0) -> ScenarioResult:
+def scara_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     """600 mm straight line at 900 mm/s with a 1 kg payload (PESETTLE 0.001)."""
     spec = _SCARA
     ident, _ = identify_robot(spec, seed=seed)
@@ -402,10 +414,10 @@ def scara_move(*, seed: int = 0) -> ScenarioResult:
     cmd = Command(prof.t, np.hstack([q, z + 0.05, z]), np.hstack([qd, z, z]), np.hstack([qdd, z, z]), prof.t_end)
     return _move_result("scara-move", spec, ident, cmd, 0.001, 1.0,
                         {"move": {"from_m": [0.42, -0.30], "to_m": [0.42, 0.30], "speed_m_s": 0.9,
-                                  "acceleration_m_s2": a, "jerk_m_s3": j, "z_m": 0.05}})
+                                  "acceleration_m_s2": a, "jerk_m_s3": j, "z_m": 0.05}}, model_error)
 
 
-def delta_move(*, seed: int = 0) -> ScenarioResult:
+def delta_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     """550 mm straight line at 3000 mm/s (PESETTLE 0.05)."""
     from ..models.delta import cartesian_to_joint
 
@@ -420,10 +432,10 @@ def delta_move(*, seed: int = 0) -> ScenarioResult:
     cmd = Command(prof.t, q, qd, qdd, prof.t_end)
     return _move_result("delta-move", spec, ident, cmd, 0.05, 0.0,
                         {"move": {"from_m": [-0.275, 0.0, -0.8], "to_m": [0.275, 0.0, -0.8], "speed_m_s": 3.0,
-                                  "acceleration_m_s2": a, "jerk_m_s3": j}})
+                                  "acceleration_m_s2": a, "jerk_m_s3": j}}, model_error)
 
 
-def puma_hold(*, seed: int = 0) -> ScenarioResult:
+def puma_hold(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     """Axis 3 oscillates (SineWave 0..90 deg at 0.5 Hz), axis 2 holds 0: axis-2 peak-to-peak error."""
     spec = _PUMA
     ident, _ = identify_robot(spec, seed=seed)
@@ -439,7 +451,7 @@ def puma_hold(*, seed: int = 0) -> ScenarioResult:
     hold[2] = False
     q[:, hold], qd[:, hold], qdd[:, hold] = start[hold], 0.0, 0.0
     cmd = Command(t, q, qd, qdd, None)
-    without, with_, gains, drive = _with_without(spec, ident, cmd)
+    without, with_, gains, drive = _with_without(spec, ident, cmd, model_error=model_error)
     t_from = 2.0                                   # after the start transient: two full oscillations
     p2p_without = float(peak_to_peak(without.position_error[:, 1], without.t, t_from)[0])
     p2p_with = float(peak_to_peak(with_.position_error[:, 1], with_.t, t_from)[0])
@@ -453,7 +465,7 @@ def puma_hold(*, seed: int = 0) -> ScenarioResult:
         "measured_from_s": t_from,
         "axis3_motion": {"start_deg": 0.0, "target_deg": 90.0, "freq_hz": 0.5},
     }
-    setup = _setup(spec, gains, drive, other_axes="held at 0 rad")
+    setup = _setup(spec, gains, drive, other_axes="held at 0 rad", model_error=model_error)
     return ScenarioResult("puma-hold", values, {"without model": without, "with model": with_}, ident, None, setup)
 
 
@@ -489,9 +501,10 @@ def _replay_run(monitor, run: ClosedLoopRun, delay: int):
 
 
 def scara_collision(*, seed: int = 0, duration_s: float = 60.0, collision_joint: int = 0,
-                    step_fraction: float = 0.2) -> ScenarioResult:
+                    step_fraction: float = 0.2, collision_s: float = 0.3) -> ScenarioResult:
     """False alarms over ``duration_s`` of collision-free pick-and-place moves, then the same moves with
-    an external torque step of ``step_fraction`` × the joint's peak torque (opposing its motion)."""
+    an external torque step of ``step_fraction`` × the joint's peak torque (in the collision-free run),
+    opposing the joint's motion, lasting ``collision_s`` (the robot would be stopped by then)."""
     spec = _SCARA
     ident, _ = identify_robot(spec, seed=seed)
     thr = thresholds_from_identification(ident)
@@ -512,7 +525,7 @@ def scara_collision(*, seed: int = 0, duration_s: float = 60.0, collision_joint:
     k_on = int(np.argmax(np.where(window, v, -1.0)))
     t_on = float(c_cmd.t[k_on])
     direction = -np.sign(c_cmd.qd[k_on, collision_joint]) or -1.0
-    step = ExternalStep(t_on, collision_joint, float(direction * step_fraction * peak))
+    step = ExternalStep(t_on, collision_joint, float(direction * step_fraction * peak), t_on + collision_s)
     hit = run_closed_loop(plant, theta, c_cmd, gains, drive, feedforward=ff, monitor=monitor,
                           external_torque=step, seed=seed + 12)
     rows = np.nonzero(hit.alarm.any(axis=1) & (hit.t >= t_on))[0]
@@ -530,6 +543,7 @@ def scara_collision(*, seed: int = 0, duration_s: float = 60.0, collision_joint:
         "collision_time_s": t_on,
         "collision_torque": step.value,
         "collision_torque_fraction_of_peak": step_fraction,
+        "collision_duration_s": collision_s,
         "joint_peak_torque": peak,
         "alarms_before_collision": before,
         "false_alarm_events": [d.to_dict() for d in free_events][:20],
@@ -555,7 +569,11 @@ SCENARIOS: dict[str, Callable[..., ScenarioResult]] = {
 
 
 def run_scenario(name: str, *, seed: int = 0, **kwargs) -> ScenarioResult:
-    """Run a built-in scenario by name (see :data:`SCENARIOS`)."""
+    """Run a built-in scenario by name (see :data:`SCENARIOS`).
+
+    ``kwargs`` go to the scenario function, e.g. ``model_error=0.2`` for the moves (the identified model
+    parameters scaled by a seeded random factor in [0.8, 1.2] before use: a deliberately worse model).
+    """
     try:
         fn = SCENARIOS[name]
     except KeyError:
