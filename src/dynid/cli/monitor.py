@@ -109,13 +109,21 @@ def run(args) -> int:
     else:
         from ..predict import predict
 
-        pred = predict(ident, rec, trim=False)
+        pred = predict(ident, rec)              # edge rows inside the filter transient are dropped
+        rec = rec.slice(int(pred.rows[0]), int(pred.rows[-1]) + 1)
+        vcmd = None if vcmd is None else vcmd[pred.rows]
         tadd, how = pred.tau, "model torque on the recorded motion (conditioned as the identification)"
     v = rec.qd if rec.qd is not None else np.gradient(rec.q, rec.t, axis=0, edge_order=2)
     v_cmd = None
     if vcmd is not None:
         v_cmd = np.vstack([np.repeat(vcmd[:1], d, axis=0), vcmd[: vcmd.shape[0] - d]]) if d else vcmd
     rep = replay(monitor, rec.t, tadd, rec.tau, v, v_cmd)
+    delay_est = None
+    if all(log.get(k) is not None for k in ("pcmd", "vcmd", "acmd")) and rec.n_samples > 40:
+        from ..runtime.feedforward import estimate_delay_cycles
+
+        delay_est, _ = estimate_delay_cycles(FeedForward.from_result(ident), log.get("pcmd"), vcmd, log.get("acmd"),
+                                             rec.tau, max_delay=min(10, rec.n_samples // 2 - 1))
     dets = [x.to_dict() for x in rep.detections]
     out = {
         "detections": dets,
@@ -125,6 +133,7 @@ def run(args) -> int:
         "rows": int(rec.n_samples),
         "duration_s": float(rec.t[-1] - rec.t[0]),
         "taddcmd_source": how,
+        "estimated_additive_torque_delay_cycles": delay_est,
         "max_abs_te": np.abs(rep.te).max(axis=0),
         "thresholds": {"torque_error_max": monitor.temax, "torque_error_max_low_velocity": monitor.temax_lowvel,
                        "torque_error_filter": monitor.tef, "velocity_gate": monitor.v_gate,

@@ -37,7 +37,7 @@ from ..models.base import Plant
 from ._compiled import FrictionEvaluator, RigidBodyDynamics, compile_dynamics
 
 __all__ = ["FeedForward", "FeedForwardState", "FeedForwardStatus", "FeedForwardBatch", "feedforward_batch",
-           "DEFAULT_DELAY_CYCLES"]
+           "DEFAULT_DELAY_CYCLES", "estimate_delay_cycles"]
 
 DEFAULT_DELAY_CYCLES = 3
 """softMC's default ``AdditiveTorqueDelay`` [controller cycles]."""
@@ -270,3 +270,44 @@ def feedforward_batch(ff: FeedForward, pcmd: npt.ArrayLike, vcmd: npt.ArrayLike,
     out[: tau.shape[0] - m] = fill
     out[tau.shape[0] - m:] = tau[:m]
     return FeedForwardBatch(out, tau, exceeded, d)
+
+
+def estimate_delay_cycles(ff: FeedForward, pcmd: npt.ArrayLike, vcmd: npt.ArrayLike, acmd: npt.ArrayLike,
+                          tfb: npt.ArrayLike, *, max_delay: int = 10) -> tuple[int, np.ndarray]:
+    """``AdditiveTorqueDelay`` that best matches a log: the shift of the model torque of the command that
+    minimises the median absolute ``tfb − model(cmd[k − d])`` (spec/units-and-runtime.md §3, "optionally
+    estimate the delay by maximising the agreement between modelled and measured torque").
+
+    Parameters
+    ----------
+    ff : FeedForward
+        The identified model (its own delay and threshold are not used).
+    pcmd, vcmd, acmd : array-like, shape (N, n_joints)
+        Command of each controller cycle (SI).
+    tfb : array-like, shape (N, n_joints)
+        Measured torque of each cycle [N m or N], logged while following that command.
+    max_delay : int
+        Largest delay tried [cycles].
+
+    Returns
+    -------
+    delay : int
+        Best delay [cycles].
+    spread : ndarray, shape (max_delay + 1,)
+        Median absolute residual for each delay 0..max_delay, joints weighted by 1 / RMS of their
+        torque so small joints count [dimensionless].
+    """
+    n = ff.n_joints
+    q = as_joint_array("pcmd", pcmd, n)
+    qd = as_joint_array("vcmd", vcmd, n, n_samples=q.shape[0])
+    qdd = as_joint_array("acmd", acmd, n, n_samples=q.shape[0])
+    tau = as_joint_array("tfb", tfb, n, n_samples=q.shape[0])
+    if not 0 <= max_delay < q.shape[0] // 2:
+        raise ConfigError(f"max_delay must be in 0..{q.shape[0] // 2 - 1} for {q.shape[0]} samples, got {max_delay}")
+    model = ff.plant.torque(ff.theta, q, qd, qdd)
+    w = 1.0 / np.maximum(np.sqrt(np.mean(tau**2, axis=0)), 1e-12)
+    N = q.shape[0]
+    # robust spread (median absolute residual): a collision or a saturation in the log does not decide it
+    spread = np.array([np.median(np.abs((tau[max_delay:] - model[max_delay - d: N - d]) * w))
+                       for d in range(max_delay + 1)])
+    return int(np.argmin(spread)), spread
