@@ -59,13 +59,20 @@ def run(args) -> int:
                                            joint_names=tuple(j.name for j in res.identification.plant.model.joints))
     if args.out:
         out = Path(args.out)
+        logs = {}
         for label, r in res.runs.items():
             if label == "collision-free":
                 continue   # 60 s of log: the statistics are in scenario.json
             names, arr = r.log_columns()
-            files[out / f"{label.replace(' ', '-')}.csv"] = (
+            logs[label] = out / f"{label.replace(' ', '-')}.csv"
+            files[logs[label]] = (
                 f"# scenario: {args.scenario}\n# run: {label}\n# sample_period_s: {float(r.t[1] - r.t[0])}\n"
                 + ",".join(names) + "\n").encode() + format_rows(arr)
+        data["files"] = {"result": str(out / "result.json"), "identification_record": str(out / "IDNT1.REC"),
+                         "logs": {k: str(v) for k, v in logs.items()},
+                         "thresholds": str(out / "thresholds.json") if res.thresholds is not None else None}
+        if "collision" in logs:
+            data["files"]["recorded_log"] = str(logs["collision"])
         files[out / "scenario.json"] = (json.dumps(data, indent=2) + "\n").encode()
         if res.thresholds is not None:
             files[out / "thresholds.json"] = (json.dumps(jsonable(res.thresholds.to_dict()), indent=2) + "\n").encode()

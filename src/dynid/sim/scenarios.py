@@ -157,7 +157,7 @@ _SCARA = RobotSpec(
     lead_m=(0.0, 0.0, 0.02, 0.0),
     torque_limit=(60.0, 30.0, 150.0, 4.0),
     feedback_noise=(0.10, 0.05, 0.5, 0.005),
-    torque_ripple=(0.05, 0.025, 0.25, 0.002),
+    torque_ripple=(0.05, 0.025, 0.05, 0.002),
     bandwidth_hz=30.0,
     ident_start=(-160 * _DEG, -160 * _DEG, 0.0, -350 * _DEG),
     ident_target=(160 * _DEG, 160 * _DEG, 0.150, 350 * _DEG),
@@ -378,9 +378,9 @@ def _setup(spec: RobotSpec, gains: ServoGains, drive: DriveOptions, **extra) -> 
 
 # --------------------------------------------------------------------------- the scenarios
 
-def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra, model_error=0.0):
+def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra, model_error=0.0, seed=0):
     without, with_, gains, drive = _with_without(spec, ident, cmd, payload_mass=payload_mass,
-                                                 model_error=model_error)
+                                                 model_error=model_error, seed=seed + 1)
     pe = _user_units(spec, pesettle)
     s_without = settling_time(without.t, without.position_error, cmd.t_end, pe, TIMESETTLE_S)
     s_with = settling_time(with_.t, with_.position_error, cmd.t_end, pe, TIMESETTLE_S)
@@ -414,7 +414,7 @@ def scara_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     cmd = Command(prof.t, np.hstack([q, z + 0.05, z]), np.hstack([qd, z, z]), np.hstack([qdd, z, z]), prof.t_end)
     return _move_result("scara-move", spec, ident, cmd, 0.001, 1.0,
                         {"move": {"from_m": [0.42, -0.30], "to_m": [0.42, 0.30], "speed_m_s": 0.9,
-                                  "acceleration_m_s2": a, "jerk_m_s3": j, "z_m": 0.05}}, model_error)
+                                  "acceleration_m_s2": a, "jerk_m_s3": j, "z_m": 0.05}}, model_error, seed)
 
 
 def delta_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
@@ -432,7 +432,7 @@ def delta_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     cmd = Command(prof.t, q, qd, qdd, prof.t_end)
     return _move_result("delta-move", spec, ident, cmd, 0.05, 0.0,
                         {"move": {"from_m": [-0.275, 0.0, -0.8], "to_m": [0.275, 0.0, -0.8], "speed_m_s": 3.0,
-                                  "acceleration_m_s2": a, "jerk_m_s3": j}}, model_error)
+                                  "acceleration_m_s2": a, "jerk_m_s3": j}}, model_error, seed)
 
 
 def puma_hold(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
@@ -451,7 +451,7 @@ def puma_hold(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     hold[2] = False
     q[:, hold], qd[:, hold], qdd[:, hold] = start[hold], 0.0, 0.0
     cmd = Command(t, q, qd, qdd, None)
-    without, with_, gains, drive = _with_without(spec, ident, cmd, model_error=model_error)
+    without, with_, gains, drive = _with_without(spec, ident, cmd, model_error=model_error, seed=seed + 1)
     t_from = 2.0                                   # after the start transient: two full oscillations
     p2p_without = float(peak_to_peak(without.position_error[:, 1], without.t, t_from)[0])
     p2p_with = float(peak_to_peak(with_.position_error[:, 1], with_.t, t_from)[0])
