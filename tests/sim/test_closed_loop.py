@@ -125,3 +125,33 @@ def test_additive_delay_is_estimated_from_a_log():
         assert spread[found[D]] < 0.7 * min(spread[0], spread[8])
     assert all(abs(d - D) <= 1 for D, d in found.items()), found
     assert found[2] < found[3] < found[5]
+
+
+def test_plot_is_a_png(tmp_path):
+    pytest.importorskip("matplotlib", reason="plots need the optional matplotlib (extra 'plot')")
+    from dynid.sim._plot import plot_runs
+
+    plant, theta, cmd, gains = _crank()
+    short = Command(cmd.t[:300], cmd.q[:300], cmd.qd[:300], cmd.qdd[:300], 0.2)
+    runs = {"without model": run_closed_loop(plant, theta, short, gains),
+            "with model": run_closed_loop(plant, theta, short, gains, feedforward=FeedForward(plant, theta))}
+    png = plot_runs(runs, "crank", t_end=0.2)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_plot_without_matplotlib_names_the_extra(monkeypatch):
+    import builtins
+
+    from dynid.errors import MissingExtraError
+    from dynid.sim._plot import plot_runs
+
+    real = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(MissingExtraError, match=r"dynid\[plot\]"):
+        plot_runs({}, "x")
