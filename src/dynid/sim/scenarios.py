@@ -547,6 +547,7 @@ def scara_collision(*, seed: int = 0, duration_s: float = 60.0, collision_joint:
         "joint_peak_torque": peak,
         "alarms_before_collision": before,
         "false_alarm_events": [d.to_dict() for d in free_events][:20],
+        "max_error_to_threshold_collision_free": np.max(np.abs(free.te) / free.limit, axis=0).tolist(),
         "expected_false_alarms_per_hour": float(np.sum(thr.expected_false_alarms_per_hour)),
         "observed_alarms_on_identification_data": thr.observed_alarms,
         "torque_error_max": monitor.temax.tolist(),
