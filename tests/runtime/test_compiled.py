@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.models import Plant, make_model
+from dynid.models import Plant, make_model, model_class
 from dynid.runtime._compiled import RegressorDynamics, TrigPolyDynamics, compile_dynamics
 from dynid.sim.simulator import forward_dynamics_terms
 
@@ -61,7 +61,7 @@ def test_puma_compiles_to_a_short_series():
 def test_delta_falls_back_to_the_batch_regressor(rng):
     """The Delta's kinematics are not trigonometric polynomials: the verification rejects the series."""
     pytest.importorskip("dynid.models.delta", reason="delta3 is not part of this build")
-    plant = Plant(make_model("delta3"))
+    plant = Plant(model_class("delta3").example())
     theta = np.concatenate([plant.model.example_parameters(), [0.5, 1.0] * 3])
     dyn = compile_dynamics(plant, theta)
     assert isinstance(dyn, RegressorDynamics)
