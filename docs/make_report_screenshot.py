@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python docs/make_report_screenshot.py [--out docs/report-demo.png]
 
-Runs the demo (simulated crank arm, identification + validation) into a temporary folder, writes
+Runs the demo (simulated 4-axis SCARA, identification + validation) into a temporary folder, writes
 its report with the validation section, and captures the first 1100 x 1500 pixels. Needs
 Debian's chromium (apt-get install -y --no-install-recommends chromium).
 """
