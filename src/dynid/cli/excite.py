@@ -260,7 +260,7 @@ def run(args) -> int:
     if np.any(freqs <= 0):
         raise ConfigError(f"--freqs must be positive [Hz], got {freqs.tolist()}")
     f_hz = freqs * factor
-    out.update({"freqs_hz": f_hz.tolist(), "factor": factor, "base": freqs.tolist(), "settle_s": settle_s,
+    out.update({"freqs_hz": [float(f"{x:.12g}") for x in f_hz], "factor": factor, "base": freqs.tolist(), "settle_s": settle_s,
                 "min_cycles": min_cycles})
     if freqs_from_source:
         out["defaults"] = "frequencies (and points) from the source's example program for this model"
@@ -333,7 +333,7 @@ def _write_sine_outputs(args, model, kinds, plan, src, limits) -> dict:
     if args.plot:
         t, q, _, _ = plan.sample(_grid_dt(plan.record_s + plan.settle_s) * 10, include_settle=True)
         files["plot"] = str(plot_motion(args.plot, t, q, joint_names=[j.name for j in model.joints] if model else None,
-                                        kinds=kinds, units=args.units or "si", limits=limits,
+                                        kinds=kinds, units=args.units or "si", limits=limits, mark_s=plan.settle_s,
                                         title="planned SineWave motion (recording starts at "
                                               f"{plan.settle_s:g} s)"))
     return files

@@ -217,7 +217,8 @@ def write_mcbasic(path: str | os.PathLike, plan: SinePlan, **kwargs) -> Path:
 
 
 def plot_motion(path: str | os.PathLike, t, q, *, joint_names: Sequence[str] | None = None,
-                kinds: Sequence[str] | None = None, units: str = "si", limits=None, title: str | None = None) -> Path:
+                kinds: Sequence[str] | None = None, units: str = "si", limits=None, title: str | None = None,
+                mark_s: float | None = None) -> Path:
     """PNG of the planned joint motions, one panel per joint (matplotlib, extra ``report``).
 
     Parameters
@@ -233,6 +234,8 @@ def plot_motion(path: str | os.PathLike, t, q, *, joint_names: Sequence[str] | N
     limits : JointLimits, optional
         Position limits drawn as dashed lines.
     title : str, optional
+    mark_s : float, optional
+        A time [s] marked by a dotted vertical line (e.g. where the recording starts).
 
     Raises
     ------
@@ -260,6 +263,8 @@ def plot_motion(path: str | os.PathLike, t, q, *, joint_names: Sequence[str] | N
             for b in (limits.lower[j], limits.upper[j]):
                 if np.isfinite(b):
                     ax.axhline(from_si(np.array([[b]]), [kinds[j]], units)[0, 0], ls="--", lw=0.8, color="0.5")
+        if mark_s is not None:
+            ax.axvline(mark_s, ls=":", lw=0.8, color="0.3")
         ax.set_ylabel(f"{names[j]} [{position_unit(kinds[j], units)}]")
         ax.grid(True, lw=0.3)
     axes[-1, 0].set_xlabel("t [s]")
