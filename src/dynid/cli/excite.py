@@ -26,8 +26,11 @@ velocities/accelerations/torques against the limits and which parameters are poo
 --mcbasic writes the softMC identification program, --out the trajectory (t, q, dq, ddq) as CSV.
 
 Fourier (--fourier N): an N-harmonic periodic trajectory inside the --start/--target range that
-minimises the condition number, starting and ending at rest, with every limit checked on a 1 ms grid
-(exit status 1 and limits_ok false if one is violated; no trajectory is written then).
+minimises the condition number (with a D-optimal term, --dopt-weight), starting and ending at rest,
+with every limit checked on a 1 ms grid (exit status 1 and limits_ok false if one is violated; no
+trajectory is written then). It is compared with a reference sine program over the same range
+(--freqs/--factor, or the source's program for the model), whose peak velocities and accelerations
+are the limits of joints that have none configured (--limits, --acc-limits, velocity_limits).
 """
 
 EPILOG = """\
@@ -80,6 +83,9 @@ def add_parser(sub) -> None:
     f.add_argument("--periods", type=int, default=1, metavar="P", help="periods per record")
     f.add_argument("--objective", choices=("cond", "cond_scaled", "dopt"), default="cond",
                    help="cond: condition number; cond_scaled: with unit columns; dopt: -log det (D-optimality)")
+    f.add_argument("--dopt-weight", type=float, default=3.0, metavar="K",
+                   help="cond objectives: minimise log cond(W) - K x mean log singular value (0: the pure condition "
+                        "number; the D-optimal term keeps the excitation large)")
     f.add_argument("--restarts", type=int, default=3, metavar="R", help="random starts")
     f.add_argument("--seed", type=int, default=0, metavar="K", help="seed of the random starts")
     f.add_argument("--max-iter", type=int, default=60, metavar="I", help="SLSQP iterations of the final polish")
@@ -416,6 +422,7 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
         filled = [k for k, arr in (("velocity", lim.velocity), ("acceleration", lim.acceleration)) if not np.all(np.isfinite(arr))]
         lim = JointLimits(lim.lower, lim.upper, v, a, lim.torque)
     opts = FourierOptions(harmonics=args.fourier, periods=args.periods, objective=args.objective, restarts=args.restarts,
+                          dopt_weight=args.dopt_weight,
                           seed=args.seed, max_iter=args.max_iter, screen_iter=min(15, args.max_iter))
     progress = Progress("excite", quiet=args.quiet or args.json)
     design = optimize_fourier(plant, lim, record_s, opts, strict=False, progress=progress)
@@ -425,6 +432,7 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
                                     sample_period_s=args.sample_period, limits=lim)
     out.update({"harmonics": args.fourier, "periods": args.periods, "period_s": design.trajectory.period_s,
                 "record_s": record_s, "seed": args.seed, "restarts": args.restarts, "objective": args.objective,
+                "dopt_weight": args.dopt_weight,
                 "condition_number": design.condition_number, "condition_number_scaled": design.condition_number_scaled,
                 "limits_ok": design.limits_ok, "violations": list(design.check.violations),
                 "limit_usage": design.check.to_dict()["usage"], "check_grid_s": design.check.dt, "scale": design.scale,
