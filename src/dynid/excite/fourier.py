@@ -301,7 +301,7 @@ class _Problem:
 
     def __init__(self, plant: Plant, limits: JointLimits, period: float, opts: FourierOptions, theta, base_idx):
         self.plant = plant
-        self.n = n = plant.n_joints
+        self.n = plant.n_joints
         self.H = H = int(opts.harmonics)
         self.nz = 2 * H - 2
         self.idx = base_idx
@@ -515,10 +515,6 @@ class _Problem:
                 break
             u[:nc] *= 0.7
         return u
-
-
-def _final_states(traj: FourierTrajectory, record_s: float, dt: float):
-    return traj.sample(record_s, dt)
 
 
 def _scaled(traj: FourierTrajectory, s: float) -> FourierTrajectory:
