@@ -115,3 +115,18 @@ def test_failure_and_payload_properties():
 def test_not_a_prg():
     with pytest.raises(FileFormatError):
         parse_prg("hello\nworld\n")
+
+
+def test_outputs_get_the_usual_file_mode(tmp_path):
+    """Atomic writes go through mkstemp (mode 0600): the final files must have 0666 & ~umask."""
+    import os
+    import stat
+
+    from dynid.io._atomic import atomic_write_text
+
+    mask = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "x.txt", "hello")
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "x.txt").stat().st_mode) == 0o644

@@ -25,6 +25,8 @@ def atomic_write_text(path: str | os.PathLike, text: str, newline: str = "\n") -
 def commit_files(files: Mapping[Path, bytes]) -> None:
     """Write every file to a temporary name, then rename them all; on error remove the temporaries."""
     temps: list[tuple[str, Path]] = []
+    mask = os.umask(0)  # mkstemp creates 0600 files; outputs get the usual mode (0666 & ~umask)
+    os.umask(mask)
     try:
         for path, data in files.items():
             path = Path(path)
@@ -33,6 +35,7 @@ def commit_files(files: Mapping[Path, bytes]) -> None:
             temps.append((tmp, path))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+            os.chmod(tmp, 0o666 & ~mask)
         for tmp, path in temps:
             os.replace(tmp, path)
         temps.clear()
