@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from ..conditioning import ConditioningOptions
@@ -102,9 +103,13 @@ def run(args) -> int:
     model = build_model(args)
     plant = Plant(model)
     options = identify_options(args)
+    if plant.friction.sign_directions:  # coupled motors: smooth their Coulomb sign like the joints'
+        options = replace(options, conditioning=replace(options.conditioning,
+                                                        sign_directions=plant.friction.sign_directions))
     if args.group < 0:
         raise ConfigError(f"--group must be >= 0, got {args.group}")
-    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units)
+    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
+                         transmission=model.config.transmission)
     progress = Progress("identify", quiet=args.quiet or args.json)
     ident = identify(rec, plant, options, progress=progress)
     progress.close()
@@ -134,7 +139,8 @@ def run_payload(args) -> int:
                           hint="a payload run keeps the robot identified without payload: use the same model")
     user = load_config_file(args.config) if args.config else {}
     options = identify_options(args)
-    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units)
+    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
+                         transmission=model.config.transmission)
     progress = Progress("payload", quiet=args.quiet or args.json)
     est = identify_payload(rec, idm, config=user, options=options, progress=progress)
     progress.close()
