@@ -11,7 +11,11 @@ from .io.result_json import IdentifiedModel
 from .metrics import nrmse, relative_error_norm
 from .recording import Recording
 
-__all__ = ["Prediction", "predict"]
+__all__ = ["Prediction", "predict", "SIGN_NOISE_FACTOR"]
+
+SIGN_NOISE_FACTOR = 4.0
+"""The sign of a velocity is taken as known when ``|qd|`` exceeds this many robust standard deviations
+of the velocity noise (filtered noise comes in correlated bursts, so 2 would let ~5 % of a rest through)."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ def predict(identified: IdentifiedModel, rec: Recording, *, trim: bool = True) -
     Positions are low-pass filtered at the identification cutoff and differentiated (or the
     recording's ``dq``/``ddq`` are filtered), so prediction and identification see the same
     kinematics. The Coulomb term uses the sign of the velocity (the physical friction step) where
-    that sign is known, i.e. ``|qd|`` above ``threshold_noise_factor`` (2) times the velocity noise,
+    that sign is known, i.e. ``|qd|`` above ``SIGN_NOISE_FACTOR`` (4) times the velocity noise,
     and 0 where it is not: a joint at rest holds an unknown static friction torque anywhere in
     ``[-Fc, Fc]``, whose best guess is 0, not ``±Fc`` chosen by the sign of noise. Coupled motors
     (``motor_coulomb``) follow the same rule on the motor velocity. Around reversals where a joint
@@ -51,7 +55,8 @@ def predict(identified: IdentifiedModel, rec: Recording, *, trim: bool = True) -
     """
     from dataclasses import replace
 
-    opts = replace(identified.conditioning_options(), threshold_fraction=0.0)  # threshold = velocity noise only
+    opts = replace(identified.conditioning_options(), threshold_fraction=0.0,   # threshold = velocity noise only
+                   threshold_noise_factor=SIGN_NOISE_FACTOR)
     if not trim:
         opts = replace(opts, trim=0)
     cond = condition(rec, opts, identified.plant.model.joint_kinds, require_motion=False)
