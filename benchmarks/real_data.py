@@ -590,6 +590,7 @@ def print_panda(res: dict) -> list[tuple[str, bool | None, str]]:
               f"{row['held']['rel_percent']:>8.2f}%  {_fmt_vec(row['held']['nrmse'], 3)} / "
               f"{_fmt_vec(row['held']['rmse'])}")
     print(README_BASELINES["panda"])
+    print_dynid_notes(res)
     print("cond: 2-norm condition number of the base-column regressor of the full-record fit (dynid: its gated, "
           "decimated rows); 'vs filt.': full-record fit error against tau low-passed at the method's cutoff "
           "(Gaz et al.'s 1.41 % reads like this measure: compare the Pinocchio OLS row)")
@@ -632,6 +633,18 @@ def print_panda(res: dict) -> list[tuple[str, bool | None, str]]:
     return out
 
 
+def print_dynid_notes(res: dict) -> None:
+    """dynid's own diagnoses and the cutoff selection of its WLS run."""
+    row = res["rows"]["dynid WLS"]
+    sel = row.get("cutoff_selection")
+    if sel:
+        cands = ", ".join(f"{c:.3g} Hz: {100 * v:.2f} %" if v is not None else f"{c:.3g} Hz: -"
+                          for c, v in zip(sel["candidates_hz"], sel["held_out_nrmse"]))
+        print(f"dynid --cutoff auto (two-fold NRMSE on the fit data): {cands} -> {sel['chosen_hz']:.3g} Hz "
+              f"(default {sel['default_hz']:.3g} Hz)")
+    print(f"dynid diagnoses (WLS fit): {', '.join(row['diagnostics']) or 'none'}")
+
+
 def _per_joint_check(mine, theirs) -> tuple[bool, str]:
     a, b = np.round(mine, 3), np.round(theirs, 3)
     bad = [j + 1 for j in range(len(a)) if a[j] > b[j]]
@@ -651,6 +664,7 @@ def print_tx40(res: dict) -> list[tuple[str, bool | None, str]]:
               f"{row['fit_full']['rel_percent']:>8.2f}% {row['held']['rel_percent']:>8.2f}%  "
               f"{_fmt_vec(row['held']['nrmse'], 3)}")
     print(README_BASELINES["tx40"])
+    print_dynid_notes(res)
     print("friction (70 % fit), joint side; reference = FIGAROH's TX40_config.yaml:")
     for key in ("viscous", "coulomb", "offset", "armature", "motor_armature", "motor_viscous", "motor_coulomb"):
         d = res["rows"]["dynid WLS"]["friction"][key]
@@ -693,6 +707,7 @@ def print_kuka(res: dict) -> list[tuple[str, bool | None, str]]:
               f"{row['A']['rel_percent']:>7.2f}% {row['B']['rel_percent']:>6.2f}% {row['C']['rel_percent']:>6.2f}%  "
               f"{_fmt_vec(row['B']['nrmse'])} | {_fmt_vec(row['C']['nrmse'])}")
     print(README_BASELINES["kuka"])
+    print_dynid_notes(res)
     b = res["rows"]["Pinocchio OLS"]
     print(f"baseline counterbalance column scale: {b['counterbalance_scale']:.3g} (1 would be the authors' formula)")
     f = res["findings"]
