@@ -494,13 +494,13 @@ def tx40_without_coupling(tool: Dynid, files: dict, urdf: Path) -> dict:
             "coulomb": res["friction"]["coulomb"]}
 
 
-def identified_friction(result: dict) -> dict:
+def identified_friction(result: dict, terms=tuple(TX40_REFERENCE)) -> dict:
     """Friction values of result.json by term, None where the parameter was not identified (e.g. an armature
     that merges with a link inertia about the same axis)."""
     fr = result["friction"]
     status = dict(zip(fr["names"], fr["status"]))
     out = {}
-    for term in TX40_REFERENCE:
+    for term in terms:
         suffix = term.split("_", 1)[1] if term.startswith("motor_") else term
         names = [n for n in fr["names"] if n.endswith("." + suffix) and n.startswith("motor") == term.startswith("motor_")]
         out[term] = [v if status[n] == "identified" else None for n, v in zip(names, fr[term])]
@@ -533,7 +533,7 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
         for n in "ABC":
             row[n] = scores(*tool.predict(res, files[n]))
         row.update(estimator=estimator, _cutoff=str(res["conditioning"]["cutoff_hz"]),
-                   armature=res["friction"]["armature"])
+                   armature=identified_friction(res, ("armature",))["armature"])
         return row
 
     wls = dynid_row("wls")
