@@ -14,7 +14,6 @@ import pytest
 
 from dynid.io.recording import read_recording, write_recording_csv
 from dynid.models import Plant, make_model
-from dynid.recording import Recording
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "real_data.py"
 

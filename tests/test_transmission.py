@@ -242,7 +242,7 @@ def test_without_the_coupling_terms_joint_5_cannot_be_fitted(real_data):
 
 def test_conditioning_smooths_the_coupled_motor_sign_like_the_joints(rng):
     """The extra sign column of a direction u equals the joints' treatment applied to u·qd."""
-    from dynid.conditioning import ConditioningOptions, condition, lowpass
+    from dynid.conditioning import ConditioningOptions, condition
 
     t = np.arange(4000) * 1e-3
     q = np.column_stack([np.sin(2 * np.pi * 0.7 * t), np.sin(2 * np.pi * 1.1 * t + 1.0)])
