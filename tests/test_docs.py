@@ -10,7 +10,7 @@ import pytest
 
 MODULES = ["dynid.units", "dynid.metrics", "dynid.identify", "dynid.base_params", "dynid.conditioning",
            "dynid.models.puma", "dynid.models.delta",
-           "dynid.models.serial"]
+           "dynid.models.serial", "dynid.transmission", "dynid.cutoff_select"]
 
 
 @pytest.mark.parametrize("name", MODULES)

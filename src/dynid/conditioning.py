@@ -77,6 +77,11 @@ class ConditioningOptions:
         before filtering. ``dynid identify --align`` estimates it.
     detect_stick : bool
         Leave out the samples around reversals where a joint sticks (step 6 above).
+    sign_directions : tuple of tuple of float
+        Extra velocity directions ``u`` (each ``n_joints`` long) whose ``sign(u·qd)`` is computed, and
+        smoothed when ``smooth_sign``, like the joints' own: the coupled motors of a transmission
+        (``plant.friction.sign_directions``), so their Coulomb columns are filtered like the torque.
+        Their columns follow the joints' in :attr:`Conditioned.sign`.
     """
 
     cutoff_hz: float | None = None
@@ -94,6 +99,7 @@ class ConditioningOptions:
     smooth_sign: bool = True
     torque_delay_s: float = 0.0
     detect_stick: bool = True
+    sign_directions: tuple[tuple[float, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.cutoff_hz is not None and not (math.isfinite(self.cutoff_hz) and self.cutoff_hz > 0):
@@ -109,7 +115,8 @@ class Conditioned:
     """Signals ready for the fit, trimmed: ``N = data_length`` samples, SI units.
 
     t : (N,) ; q, qd, qdd, tau : (N, n_joints) filtered ; q_raw, tau_raw : (N, n_joints) as recorded
-    sign : (N, n_joints) sign of qd as used by the Coulomb columns (smoothed when ``smooth_sign``)
+    sign : (N, n_joints + n_directions) sign of qd as used by the Coulomb columns (smoothed when ``smooth_sign``),
+        then ``sign(u·qd)`` of the options' ``sign_directions`` (coupled motors)
     moving : (N, n_joints) bool, the gated samples ; velocity_threshold : (n_joints,)
     stuck : (N, n_joints) bool, samples inside a detected stick (reversal where the joint stuck)
     near_stuck : (N, n_joints) bool, samples within one filter length of a stick (not used by the fit)
@@ -349,6 +356,9 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         tau = _shift(tau, options.torque_delay_s / dt)
     tau_f = lowpass(tau, cutoff, dt, order) if tau is not None else None
     sgn = np.sign(qd)
+    if options.sign_directions:
+        U = np.array(options.sign_directions, dtype=float).reshape(-1, n)
+        sgn = np.concatenate([sgn, np.sign(qd @ U.T)], axis=1)
     if options.smooth_sign:
         sgn = lowpass(sgn, cutoff, dt, order)
 

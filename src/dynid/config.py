@@ -11,6 +11,8 @@ Files may be JSON, YAML or TOML. Common keys:
 ``velocity_limits``   per joint [rad/s or m/s]; ``torque_limits`` per joint [N m or N]
 ``stribeck_velocity`` [rad/s or m/s] for the ``stribeck`` friction term, default 0.1
 ``friction_sign``     sign of friction in the PRG: -1 softMC (default), +1 conventional
+``transmission``      gear ratios, joint coupling and offsets between motors and joints, and which side
+                      the recording holds (:mod:`dynid.transmission`); default none (joint side)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .errors import ConfigError, FileFormatError
+from .transmission import Transmission
 
 __all__ = ["Payload", "ModelConfig", "load_config_file", "COMMON_KEYS"]
 
@@ -39,6 +42,12 @@ COMMON_KEYS: dict[str, str] = {
     "torque_limits": "per joint maximum torque in N m or N",
     "stribeck_velocity": "Stribeck velocity [rad/s or m/s] of the 'stribeck' friction term, default 0.1",
     "friction_sign": "sign convention of friction in the PRG: -1 softMC (default) or +1",
+    "transmission": "drive trains: {gear_ratios: [motor turns per joint turn, signed], coupling: [[motor, joint, "
+                    "value], ...] (extra entries of the motor-from-joint matrix R, 1-based), offsets: [joint position "
+                    "at motor zero, rad or m], recorded: motor|joint|{position: .., torque: ..}}; motor-side "
+                    "recordings are converted to the joint side when read (q = R^-1 q_motor + offsets, "
+                    "tau = R^T tau_motor); coupled motors get the friction terms motor_viscous, motor_coulomb, "
+                    "motor_armature",
 }
 
 
@@ -83,6 +92,7 @@ class ModelConfig:
     torque_limits: tuple[float, ...] | None = None
     stribeck_velocity: float = 0.1
     friction_sign: int = -1
+    transmission: Transmission | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -156,6 +166,9 @@ class ModelConfig:
             if data["friction_sign"] not in (-1, 1):
                 raise ConfigError(f"friction_sign must be -1 (softMC) or +1, got {data['friction_sign']!r}")
             kw["friction_sign"] = int(data["friction_sign"])
+        if data.get("transmission") is not None:
+            tr = data["transmission"]
+            kw["transmission"] = tr if isinstance(tr, Transmission) else Transmission.from_dict(tr)
         kw["options"] = {k: data[k] for k in data if k in model_keys}
         return cls(**kw)
 
@@ -180,6 +193,8 @@ class ModelConfig:
             d["stribeck_velocity"] = self.stribeck_velocity
         if self.friction_sign != -1:
             d["friction_sign"] = self.friction_sign
+        if self.transmission is not None:
+            d["transmission"] = self.transmission.to_dict()
         d.update(_jsonable(dict(self.options)))
         return d
 

@@ -136,8 +136,9 @@ def prg_content(ident: Identification, *, element: str, date: _dt.datetime | Non
     comments = []
     for term, vals in fr.items():
         if term not in ("viscous", "coulomb"):
+            owners = plant.friction.motor_names if term.startswith("motor_") else axes
             comments.append(f"Friction term '{term}' (physical sign, no softMC property): "
-                            + "; ".join(f"{ax} = {v:.9e}" for ax, v in zip(axes, vals)))
+                            + "; ".join(f"{ax} = {v:.9e}" for ax, v in zip(owners, vals)))
     return PrgContent(
         element=element, success=ident.success, date=date,
         max_error_percent=tuple(100 * ident.errors.max_relative),
@@ -162,14 +163,21 @@ def rec_text(ident: Identification, *, element: str) -> bytes:
         "velocity_threshold": cond.velocity_threshold, "moving_samples": cond.moving_samples,
         "raw_length": cond.raw_length, "data_length": cond.data_length, "first_raw_sample": cond.start,
         "joints": [j.name for j in model.joints],
+        **({"transmission": model.config.transmission.to_dict()} if model.config.transmission is not None else {}),
         "units": {"t": "s", "position": [("rad" if k == "rotary" else "m") for k in model.joint_kinds],
                   "velocity": [velocity_unit(k) for k in model.joint_kinds],
                   "torque": [("N m" if k == "rotary" else "N") for k in model.joint_kinds]},
-        "signals": {"tfbRaw": "measured torque", "pfbRaw": "measured position", "tfb": "filtered torque",
+        "signals": {"tfbRaw": "measured torque" + (" (joint side, converted by the transmission)"
+                                                   if _motor_side(model) else ""), "pfbRaw": "measured position", "tfb": "filtered torque",
                     "pfb": "filtered position", "vfb": "velocity", "afb": "acceleration",
                     "tcmd": "model torque (TorqueAdditiveCommand)", "te": "tcmd - tfb"},
     })
     return format_rec(cond.t, channels, header)
+
+
+def _motor_side(model) -> bool:
+    tr = model.config.transmission
+    return tr is not None and tr.records_motor_side
 
 
 def write_outputs(ident: Identification, out_dir: str | Path, *, element: str | None = None, group: int = 1,

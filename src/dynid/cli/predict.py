@@ -19,7 +19,8 @@ def add_parser(sub) -> None:
         "predict", help="torques the identified model gives for a motion",
         description="Compute the torque (rigid body + payload + friction, SI units) that the model identified in "
                     "RESULT.json gives for the motion in REC, conditioned as in the identification (same cutoff). "
-                    "Writes CSV with columns t, tau1..taun; edge rows inside the filter transient are dropped. "
+                    "Writes CSV with columns t, tau1..taun (joint side; a motor-side REC is converted by the transmission "
+                    "recorded in RESULT.json); edge rows inside the filter transient are dropped. "
                     "If REC has torque columns, the per-joint errors are reported.")
     p.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
     p.add_argument("recording", metavar="REC", help="recording with t, q1.. (tau1.. optional)")
@@ -36,7 +37,7 @@ def run(args) -> int:
     ident = load_result(args.result)
     model = ident.plant.model
     rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
-                         require_tau=False)
+                         require_tau=False, transmission=model.config.transmission)
     pred = predict(ident, rec)
     if args.report:
         from ..report import write_validation_report

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import FileFormatError, InputDataError, MissingExtraError
 from ..recording import Recording
+from ..transmission import Transmission
 from ..units import position_scale
 
 __all__ = ["read_recording", "write_recording_csv", "MIN_SAMPLES"]
@@ -36,6 +37,7 @@ def read_recording(
     units: str = "si",
     require_tau: bool = True,
     use_derivatives: bool = True,
+    transmission: Transmission | None = None,
 ) -> Recording:
     """Read a recording file and convert it to SI.
 
@@ -53,6 +55,10 @@ def read_recording(
         Whether torque columns must be present (identification) or may be absent (prediction).
     use_derivatives : bool
         Whether to keep ``dq``/``ddq`` columns when the file has them.
+    transmission : Transmission, optional
+        The model's drive trains (configuration key ``transmission``). Columns it declares motor side
+        are converted to the joint side after the unit conversion: ``q = R^-1 q_motor + offsets``,
+        ``dq = R^-1 dq_motor``, ``tau = R^T tau_motor`` (:mod:`dynid.transmission`).
 
     Returns
     -------
@@ -81,16 +87,24 @@ def read_recording(
     else:
         cols, meta = _read_csv(path)
     rec = _assemble(cols, meta, src, n_joints, require_tau, use_derivatives)
+    motor_q = transmission is not None and transmission.position == "motor"
+    if transmission is not None:
+        transmission.check_joints(rec.n_joints, where=f"recording {src}")
     if units == "softmc" or joint_kinds is not None:
         kinds = list(joint_kinds) if joint_kinds is not None else ["rotary"] * rec.n_joints
         if len(kinds) != rec.n_joints:
             raise FileFormatError(f"{src}: {rec.n_joints} joints in the file but {len(kinds)} joint kinds given")
         scale = position_scale(kinds, units)
-        _check_units(rec, kinds, units, src)
+        # motor positions are judged by the joint travel they imply (spans do not depend on offsets)
+        checked = rec if not motor_q else Recording(rec.t, np.linalg.solve(transmission.matrix, rec.q.T).T,
+                                                    source=src)
+        _check_units(checked, kinds, units, src)
         if units == "softmc":
             rec = Recording(rec.t, rec.q * scale, rec.tau,
                             None if rec.qd is None else rec.qd * scale,
                             None if rec.qdd is None else rec.qdd * scale, rec.meta, src)
+    if transmission is not None:
+        rec = transmission.to_joint(rec)
     return rec
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..models.base import FrictionModel, Joint
+from ..transmission import Transmission
 from ._data import ReportData, Validation
 from ._spec import COLORS, FigureSpec, Panel, Trace, density, envelope
 from ._svg import MARGIN
@@ -55,8 +56,10 @@ def measured_friction(data: ReportData) -> tuple[np.ndarray, FrictionModel, np.n
     fr = data.result.get("friction") or {}
     joints = [Joint(n, k) for n, k in zip(data.joint_names, data.joint_kinds)]
     try:
-        model = FrictionModel(fr.get("model", "none"), joints, float(data.result.get("config", {}).get(
-            "stribeck_velocity", 0.1)))
+        config = data.result.get("config", {})
+        tr = config.get("transmission")
+        model = FrictionModel(fr.get("model", "none"), joints, float(config.get("stribeck_velocity", 0.1)),
+                              Transmission.from_dict(tr) if tr else None)
     except (ConfigError, TypeError, ValueError):
         return None
     values = np.array([0.0 if v is None else v for v in fr.get("values", [])], dtype=float)
