@@ -211,6 +211,8 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     frac = plant.model.upper_velocity_fraction
     if frac is not None and copt.upper_velocity_threshold is None and copt.upper_velocity_fraction is None:
         copt = replace(copt, upper_velocity_fraction=frac)
+    if plant.friction.sign_directions and not copt.sign_directions:  # coupled motors: filter their sign too
+        copt = replace(copt, sign_directions=plant.friction.sign_directions)
     cond = condition(rec, copt, plant.model.joint_kinds)
     step("structural analysis", 0.2)
     known = _known(plant)

@@ -113,9 +113,6 @@ def run(args) -> int:
     model = build_model(args)
     plant = Plant(model)
     options = identify_options(args)
-    if plant.friction.sign_directions:  # coupled motors: smooth their Coulomb sign like the joints'
-        options = replace(options, conditioning=replace(options.conditioning,
-                                                        sign_directions=plant.friction.sign_directions))
     if args.group < 0:
         raise ConfigError(f"--group must be >= 0, got {args.group}")
     rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
