@@ -56,7 +56,7 @@ NA = "n/a (not in this build)"
 # ---------------------------------------------------------------------------------------------- data
 
 PANDA_FRICTION = "viscous+coulomb+offset"      # Gaz et al.'s classical LS friction (README)
-TX40_FRICTION = "viscous+coulomb+offset+armature+motor_viscous+motor_coulomb+motor_armature"   # FIGAROH's columns
+TX40_FRICTION = "auto"   # chosen by held-out error among the standard models + the coupled motor's terms
 TX40_N = [32.0, 32.0, 45.0, -48.0, 45.0, 32.0]
 TX40_TRANSMISSION = {"gear_ratios": TX40_N, "coupling": [[6, 5, 32.0]],
                      "offsets": [0.0, -np.pi / 2, np.pi / 2, 0.0, 0.0, 0.0], "recorded": "motor"}
@@ -191,7 +191,7 @@ def dynid_summary(result: dict) -> dict:
     return {"cutoff_hz": result["conditioning"]["cutoff_hz"], "n_base": result["base_parameters"]["count"],
             "rank": result["metrics"]["rank"], "cond": result["metrics"]["condition_number"],
             "seconds": result["_seconds"], "diagnostics": sorted(set(diag)),
-            "cutoff_selection": result.get("cutoff_selection")}
+            "cutoff_selection": result.get("cutoff_selection"), "friction_model": result["friction"]["model"]}
 
 
 # ------------------------------------------------------------------------------ the Pinocchio baseline
@@ -327,7 +327,8 @@ def run_panda(folder: Path, tool: Dynid) -> dict:
 
     def dynid_row(estimator: str, cutoff: str = "auto") -> dict:
         res = tool.identify(files["fit"], config, urdf=urdf, cutoff=cutoff, estimator=estimator)
-        full = tool.identify(files["full"], config, urdf=urdf, cutoff=str(res["conditioning"]["cutoff_hz"]),
+        chosen = {**config, "friction": res["friction"]["model"]}  # the model 'auto' chose on the fit part
+        full = tool.identify(files["full"], chosen, urdf=urdf, cutoff=str(res["conditioning"]["cutoff_hz"]),
                              estimator=estimator)
         p_held, m_held = tool.predict(res, files["held"])
         p_full, m_full = tool.predict(full, files["full"])
@@ -441,7 +442,8 @@ def run_tx40(folder: Path, tool: Dynid) -> dict:
 
     def dynid_row(estimator: str, cutoff: str = "auto") -> dict:
         res = tool.identify(files["fit"], config, urdf=urdf, cutoff=cutoff, estimator=estimator)
-        full = tool.identify(files["full"], config, urdf=urdf, cutoff=str(res["conditioning"]["cutoff_hz"]),
+        chosen = {**config, "friction": res["friction"]["model"]}  # the model 'auto' chose on the fit part
+        full = tool.identify(files["full"], chosen, urdf=urdf, cutoff=str(res["conditioning"]["cutoff_hz"]),
                              estimator=estimator)
         p_held, m_held = tool.predict(res, files["held"])
         p_full, m_full = tool.predict(full, files["full"])
@@ -497,8 +499,16 @@ def tx40_without_coupling(tool: Dynid, files: dict, urdf: Path) -> dict:
 def identified_friction(result: dict, terms=tuple(TX40_REFERENCE)) -> dict:
     """Friction values of result.json by term, None where the parameter was not identified (e.g. an armature
     that merges with a link inertia about the same axis)."""
-    fr = result["friction"]
+    fr = dict(result["friction"])
     status = dict(zip(fr["names"], fr["status"]))
+    if "coulomb_pos" in fr and "coulomb" not in fr:  # asymmetric Coulomb: its symmetric part and offset
+        pos, neg = np.array(fr["coulomb_pos"]), np.array(fr["coulomb_neg"])
+        fr["coulomb"], fr["offset"] = ((pos + neg) / 2).tolist(), ((pos - neg) / 2).tolist()
+        fr["names"] = fr["names"] + [n.replace("coulomb_pos", s) for n in fr["names"] if n.endswith(".coulomb_pos")
+                                     for s in ("coulomb", "offset")]
+        for n in list(status):
+            if n.endswith(".coulomb_pos"):
+                status[n.replace("coulomb_pos", "coulomb")] = status[n.replace("coulomb_pos", "offset")] = status[n]
     out = {}
     for term in terms:
         suffix = term.split("_", 1)[1] if term.startswith("motor_") else term
@@ -654,6 +664,7 @@ def _per_joint_check(mine, theirs) -> tuple[bool, str]:
 def print_tx40(res: dict) -> list[tuple[str, bool | None, str]]:
     print(f"\n=== {res['robot']} — {res['split']}")
     print(f"dynid configuration (as a user passes it): {json.dumps(res['user_config'])}")
+    print(f"friction model chosen by 'auto' on the fit part: {res['rows']['dynid WLS']['friction_model']}")
     print(f"{'method':<22} {'cutoff':>7} {'base':>5} {'cond':>8} {'fit full':>9} {'held-out':>9}  "
           "held-out NRMSE j1..j6")
     for name, row in _rows(res):
