@@ -232,6 +232,28 @@ def test_when_least_squares_is_already_feasible_both_estimators_agree_within_noi
     assert validation_error(plant, cons.theta, exact) <= 1.01 * validation_error(plant, wls.theta, exact)
 
 
+def test_standard_deviations_match_the_scatter_over_noise_realisations():
+    """The weak-excitation motion with 20 noise draws: the reported base-parameter standard deviations
+    (Laplace approximation) against the empirical scatter of the estimates."""
+    plant = arm()
+    theta = perturbed_truth(plant, seed=7)
+    lo, hi = plant.model.state_bounds()
+    t, q, qd, qdd = multisine(lo, hi, 0.25, [1, 2, 3], 6.0, 500.0, 1, 0.1)
+    tau = plant.torque(theta, q, qd, qdd)
+    values, stds = [], []
+    for k in range(20):
+        rng = np.random.default_rng(5000 + k)
+        rec = Recording(t, q, tau + 0.02 * np.sqrt(np.mean(tau**2, axis=0)) * rng.standard_normal(tau.shape))
+        res = identify(rec, plant, IdentifyOptions(estimator="consistent"))
+        values.append(res.base_values)
+        stds.append(res.base_std)
+    ratio = np.std(values, axis=0, ddof=1) / np.nanmean(stds, axis=0)
+    ratio = ratio[np.isfinite(ratio)]
+    print(f"empirical / reported std: median {np.median(ratio):.2f}, 10-90 % {np.quantile(ratio, 0.1):.2f}"
+          f"-{np.quantile(ratio, 0.9):.2f}")
+    assert 0.7 < np.median(ratio) < 1.4
+
+
 def test_the_two_solvers_reach_the_same_minimum():
     """Damped Newton in the standard parameters and trust-region Newton in log-Cholesky coordinates,
     on the first three PUMA joints under weak excitation (the least-squares solution is inconsistent)."""
@@ -336,6 +358,8 @@ def test_cli_writes_the_consistency_report(tmp_path, capsys, weak_run):
     pc = result["physical_consistency"]
     assert pc["consistency"]["consistent"] is True and pc["prior_weight"] == 0.1 and pc["linear_consistency"]["violations"]
     assert_consistent(np.array(result["parameters"]["values"]).reshape(-1, 10))
+    code = main(["predict", str(tmp_path / "out" / "result.json"), str(tmp_path / "run.csv"), "--json"])
+    assert code == 0 and len(json.loads(capsys.readouterr().out)["validation"]["nrmse_rms"]) == 6
 
 
 def test_panda_recording_gives_consistent_links(real_data):
