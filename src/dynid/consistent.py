@@ -672,7 +672,8 @@ def _newton_stage(cost: _Cost, x: np.ndarray, free: np.ndarray, max_iter: int) -
         t = 1.0
         while True:
             straight = x + t * d
-            curved = np.concatenate([log_cholesky_to_standard(th + t * dth).ravel(), straight[nz:]])
+            with np.errstate(over="ignore", invalid="ignore"):   # a huge trial overflows: F = inf, rejected
+                curved = np.concatenate([log_cholesky_to_standard(th + t * dth).ravel(), straight[nz:]])
             fs, fc = cost(straight, order=0), cost(curved, order=0)   # +inf outside the cone
             xn, fn = (straight, fs) if fs <= fc else (curved, fc)
             if fn <= f - 0.25 * t * dec:
