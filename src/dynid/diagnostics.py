@@ -228,7 +228,8 @@ def _conditioning(ident) -> list[Diagnostic]:
                               evidence={"relative_std_percent": dict(bad)}))
     for b, i in enumerate(ident.base.independent):
         if not ident.base_excited[b]:
-            out.append(Diagnostic("not_excited", f"parameter {names[i]} is not excited by this recording; held at 0",
+            held = ("set by the prior within physical consistency" if ident.estimator == "consistent" else "held at 0")
+            out.append(Diagnostic("not_excited", f"parameter {names[i]} is not excited by this recording; {held}",
                                   evidence={"parameter": names[i]}))
     return out
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .base_params import BaseParameters, structural_base
 from .conditioning import Conditioned, ConditioningOptions, condition
+from .consistent import ConsistentFit, ConsistentOptions
 from .errors import ConfigError, IdentifiabilityError
 from .fit import LeastSquares, weighted_lstsq
 from .metrics import RelativeErrors, relative_errors
@@ -26,7 +27,7 @@ from .recording import Recording
 
 __all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus", "ESTIMATORS"]
 
-ESTIMATORS = ("wls", "ols", "irls")
+ESTIMATORS = ("wls", "ols", "irls", "consistent")
 
 
 class ParameterStatus:
@@ -45,13 +46,19 @@ class IdentifyOptions:
     """Options of :func:`identify`.
 
     conditioning : ConditioningOptions
-    estimator : {"wls", "ols", "irls"}
+    estimator : {"wls", "ols", "irls", "consistent"}
         ``wls``: per-joint weighted least squares on the filtered torque (``weighting``);
         ``ols``: ordinary least squares; ``irls``: robust to gross outliers (spikes, glitches): the
         raw torque's outliers are found with Tukey's bisquare on the residual of the current model
         minus its running median, over the gated samples (so slow model mismatch and the real
         transients at velocity reversals are not taken for outliers), replaced by model + local residual *before* filtering (the filter would smear
-        them), and the fit is repeated until the outlier set no longer changes.
+        them), and the fit is repeated until the outlier set no longer changes. ``consistent``: physically
+        consistent link inertias (every link's pseudo-inertia positive definite, so positive masses and the
+        triangle inequalities hold) by nonlinear least squares on the WLS rows, pulled toward the model's prior
+        (URDF) where the data are silent (:mod:`dynid.consistent`); models with link-wise standard parameters
+        only (``serial``).
+    consistent : ConsistentOptions
+        Options of the ``consistent`` estimator (``prior_weight``, ``friction_nonnegative``).
     weighting : {"residual_std", "torque_std", "none"}
     allowed_error : float
         softMC's success threshold on the max relative torque error (0.5 = 50 %).
@@ -78,6 +85,7 @@ class IdentifyOptions:
     seed: int = 0
     decimate: int | None = None
     align_torque: bool = False
+    consistent: ConsistentOptions = field(default_factory=ConsistentOptions)
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
@@ -109,6 +117,7 @@ class Identification:
     derived: Mapping[str, Any]
     estimator: str = "wls"
     decimation: int = 1
+    consistent: ConsistentFit | None = None  # the consistent estimator's record (estimator="consistent")
 
     @property
     def success(self) -> bool:
@@ -185,6 +194,10 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     """
     from .diagnostics import MIN_DELAY_SAMPLES, diagnose, estimate_delay
 
+    if options.estimator == "consistent":
+        from .consistent import link_groups
+
+        link_groups(plant)  # fail early, before any work, for models without link-wise inertias
     if plant.auto_friction:
         from .friction_select import select_friction
 
@@ -234,7 +247,7 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     y = cond.tau[fit][mask] - off[mask] - rows @ theta_known
     weighting = "none" if options.estimator == "ols" else options.weighting
     lsq = weighted_lstsq(rows[:, indep], y, joint, plant.n_joints, weighting=weighting)
-    del rows, Y
+    del Y
     beta = lsq.x
     # parameters the data cannot identify are held at the model's prior (e.g. a URDF's values), else 0,
     # so the full parameter set stays physical while reproducing the same torques
@@ -247,6 +260,15 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     theta = base.to_full(beta, theta_hold[base.dependent])
     std = np.full(plant.n_params, np.nan)
     std[indep] = lsq.std
+    consistent = None
+    if options.estimator == "consistent":
+        from .consistent import fit_consistent
+
+        step("physically consistent fit", 0.65)
+        consistent = fit_consistent(plant, rows, y, joint, lsq=lsq, base=base, theta_linear=theta, theta_hold=theta_hold,
+                                    known=list(known), options=options.consistent)
+        theta, std, beta, lsq = consistent.theta, consistent.std, consistent.base_values, consistent.lsq
+    del rows
     status = []
     for i in range(plant.n_params):
         if plant.param_roles[i] == "constant":
@@ -260,7 +282,10 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     names = plant.param_names
     values = dict(zip(names, theta.tolist()))
     identified = {n: s == ParameterStatus.IDENTIFIED for n, s in zip(names, status)}
-    values, notes = plant.model.complete(values, identified)
+    if consistent is None:
+        values, notes = plant.model.complete(values, identified)
+    else:  # the link inertias are already complete and consistent; a model's completion could break that
+        notes = list(consistent.notes)
     theta_c = np.array([values[n] for n in names])
     for i in range(plant.n_params):
         if theta_c[i] != theta[i] and status[i] in (ParameterStatus.NOT_IDENTIFIABLE, ParameterStatus.NOT_EXCITED):
@@ -273,7 +298,7 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         plant=plant, theta=theta, std=std, status=tuple(status), base=base, base_values=beta,
         base_std=lsq.std, base_excited=lsq.excited, lsq=lsq, cond=cond, tcmd=tcmd, errors=errors,
         diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values), estimator=options.estimator,
-        decimation=k)
+        decimation=k, consistent=consistent)
     step("diagnostics", 0.9)
     ident = replace(ident, diagnostics=tuple(diagnose(ident)))
     step("done", 1.0)

@@ -112,6 +112,7 @@ def result_dict(ident: Identification, *, element: str, group: int, source: Mapp
         },
         "success": ident.success,
         "message": ident.message,
+        **({"physical_consistency": ident.consistent.to_dict()} if ident.consistent is not None else {}),
         "notes": list(ident.notes),
         "source": dict(source or {}),
         "created": _dt.datetime.now().isoformat(timespec="seconds"),

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..conditioning import ConditioningOptions
+from ..consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from ..config import load_config_file
 from ..errors import ConfigError
 from ..fit import WEIGHTINGS
@@ -61,7 +62,12 @@ def add_parser(sub) -> None:
     p.add_argument("--threshold", metavar="V[,V..]", help="velocity gating threshold per joint [rad/s or m/s] "
                    "(default: max(1 %% of peak velocity, 2 x velocity noise))")
     p.add_argument("--estimator", choices=ESTIMATORS, default="wls",
-                   help="wls: per-joint weighted least squares; ols: ordinary; irls: robust to outliers (raw torque)")
+                   help="wls: per-joint weighted least squares; ols: ordinary; irls: robust to outliers (raw torque); "
+                        "consistent: physically consistent link inertias (model serial), pulled toward the URDF values "
+                        "where the data are silent")
+    p.add_argument("--prior-weight", type=float, default=DEFAULT_PRIOR_WEIGHT, metavar="W",
+                   help="--estimator consistent: weight of the pull toward the model's prior (URDF) inertias; "
+                        "1/sqrt(W) is the prior's relative standard deviation")
     p.add_argument("--decimate", type=int, metavar="K", help="fit on every K-th sample (default: fs / (10 x cutoff))")
     p.add_argument("--upper-threshold", metavar="V[,V..]",
                    help="also drop samples faster than this per joint (softMC's second threshold, semi-static models)")
@@ -104,6 +110,7 @@ def identify_options(args) -> IdentifyOptions:
                                torque_delay_s=args.torque_delay, upper_velocity_threshold=upper,
                                upper_velocity_fraction=args.upper_fraction)
     return IdentifyOptions(conditioning=copt, estimator=args.estimator, weighting=args.weighting, allowed_error=args.allowed / 100.0,
+                           consistent=ConsistentOptions(prior_weight=args.prior_weight),
                            align_torque=args.align, decimate=args.decimate)
 
 

@@ -246,6 +246,17 @@ class DynamicModel(ABC):
         URDF's inertial values), or ``None`` to hold them at 0."""
         return None
 
+    def link_parameter_groups(self) -> list[np.ndarray]:
+        """Indices of each rigid link's ten standard inertial parameters, or ``[]``.
+
+        Each group is an int array ``(10,)`` of parameter indices in the order
+        ``[Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m]`` (inertia about the link-frame origin [kg m²],
+        first moments m·c [kg m], mass [kg]). Models that expose such groups can be identified with the
+        physically consistent estimator (``estimator="consistent"``); the default ``[]`` means the
+        model's parameters are not link-wise standard parameters.
+        """
+        return []
+
     def complete(self, values: dict[str, float], identified: Mapping[str, bool]) -> tuple[dict[str, float], list[str]]:
         """Fill parameters the data could not identify from physics (default: leave as held).
 

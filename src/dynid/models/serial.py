@@ -199,6 +199,10 @@ class Serial(DynamicModel):
             return None
         return np.concatenate([np.asarray(i, dtype=float) for i in inertia])
 
+    def link_parameter_groups(self) -> list[np.ndarray]:
+        """Ten parameter indices per moving link (the parameters are link-wise, in Khalil–Dombre order)."""
+        return [np.arange(N_BODY_PARAMS * b, N_BODY_PARAMS * (b + 1)) for b in range(len(self.link_names))]
+
     def example_parameters(self):
         return self.prior_parameters()
 
