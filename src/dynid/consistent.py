@@ -85,7 +85,6 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import linalg, optimize
 
 from .errors import ConfigError
 from .fit import LeastSquares, autocorrelation_time
@@ -326,6 +325,7 @@ class _Cost:
         ``J = C Cᵀ`` and ``K_l(d) = C⁻¹ ΔJ(d) C⁻ᵀ`` (``w tr(J⁻¹ΔJ J⁻¹ΔJ) = w‖K‖²_F`` is ½ the prior term's
         Hessian). Solved by SVD least squares: the Hessian's condition number is the square of this
         system's, so the data term's dominance (noise-free data) costs no accuracy."""
+        from scipy import linalg  # lazily: scipy is slow to import
         L, nz, k = self.L, 10 * self.L, self.R.shape[0]
         r = self.R @ x - self.qb
         C = self._chol(x)
@@ -458,6 +458,8 @@ def _trust_region(cost: _Cost, x: np.ndarray, free: np.ndarray, max_iter: int) -
             Hz[10 * i:10 * i + 10, 10 * i:10 * i + 10] += curv[i]
         return Hz
 
+    from scipy import optimize  # lazily: scipy is slow to import
+
     z0 = np.concatenate([standard_to_log_cholesky(x[:nz].reshape(L, 10)).ravel(), x[nz + fphi]])
     sol = optimize.minimize(fun, z0, jac=jac, hess=hess, method="trust-exact",
                             options={"maxiter": max_iter, "gtol": 1e-8})
@@ -491,6 +493,7 @@ def _active_set(cost: _Cost, x: np.ndarray, lower: np.ndarray, inner, max_iter: 
 
 def _compress(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """``R`` ``(k, k)``, ``Qᵀb`` ``(k,)`` and the unreachable residual ``‖b − QQᵀb‖²`` of ``A`` ``(n, k)``."""
+    from scipy import linalg  # lazily: scipy is slow to import
     n, k = A.shape
     Ab = np.empty((n, k + 1))
     Ab[:, :k] = A
@@ -538,6 +541,7 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     ConfigError
         The model has no link-wise standard parameters, or a link parameter is fixed in the configuration.
     """
+    from scipy import linalg  # lazily: scipy is slow to import
     groups = link_groups(plant)
     L = groups.shape[0]
     names = plant.param_names

@@ -123,7 +123,7 @@ def _solve(W: np.ndarray, y: np.ndarray, row_scale: np.ndarray, col_scale: np.nd
     z = np.zeros(k)
     if r:
         z[piv[:r]] = _upper_solve(R[:r, :r], (Q1.T @ qty)[:r])
-    return z, R[:r, :r], piv, r
+    return z, R[:r, :r], piv, r, R0
 
 
 def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: int, *,
@@ -165,11 +165,12 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         return np.sqrt(var)
 
     w = np.ones(n_joints)
+    R_unweighted = None
     if weighting == "torque_std":
         s = joint_std(y)
         w = 1.0 / np.where(s > 0, s, 1.0)
     elif weighting == "residual_std" and n_joints > 1:
-        z0, *_ = _solve(W, y, ones, scale, rtol)
+        z0, _, _, _, R_unweighted = _solve(W, y, ones, scale, rtol)
         s = joint_std(y - W @ (z0 / scale))
         pos = s[s > 0]
         floor = 1e-6 * (pos.max() if pos.size else 1.0)
@@ -177,7 +178,9 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     if n_joints > 1:
         w = w / w.max()
     wr = w[joint]
-    z, R, piv, r = _solve(W, y, wr, scale, rtol)
+    z, R, piv, r, R0 = _solve(W, y, wr, scale, rtol)
+    if weighting == "none" or n_joints == 1:
+        R_unweighted = R0
     if r == 0:
         raise IdentifiabilityError("the recording excites none of the model's parameters",
                                    hint="check that the joints move and the torques are not all zero")
@@ -195,7 +198,12 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     std[piv[:r]] = np.sqrt(cov_diag) / scale[piv[:r]]
     sv_scaled = np.linalg.svd(R, compute_uv=False)
     cond_scaled = float(sv_scaled[0] / sv_scaled[-1]) if sv_scaled[-1] > 0 else float("inf")
-    R_raw = np.linalg.qr(W[:, excited], mode="r")
+    # raw (unweighted, unscaled) condition number: W = Q0 R0 diag(1/scale)^-1, so the singular values of
+    # W[:, S] are those of R0[:, S] * scale[S] — no further QR of the tall matrix when a solve was unweighted
+    if R_unweighted is not None:
+        R_raw = R_unweighted[:, excited] * scale[excited]
+    else:
+        R_raw = np.linalg.qr(W[:, excited], mode="r")
     sv = np.linalg.svd(R_raw, compute_uv=False)
     cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
     return LeastSquares(x=z / scale, std=std, excited=excited, rank=r, condition_number=cond,

@@ -35,11 +35,15 @@ from ..models.base import Plant
 from ..recording import Recording
 from ..runtime._compiled import FrictionEvaluator, RegressorDynamics, TrigPolyDynamics, compile_dynamics
 
-try:
-    from scipy.linalg.lapack import dgesv as _dgesv
-except ImportError:  # pragma: no cover - scipy is a core dependency
-    def _dgesv(M, b):
-        return None, None, np.linalg.solve(M, b), 0
+
+
+def _dgesv(M, b):
+    """LAPACK ``dgesv`` (numpy's solve costs 5x more in the per-cycle loop); scipy imported on first use."""
+    global _dgesv
+    from scipy.linalg.lapack import dgesv
+
+    _dgesv = dgesv
+    return dgesv(M, b)
 
 __all__ = ["ServoGains", "DriveOptions", "Command", "ExternalStep", "ClosedLoopRun", "run_closed_loop",
            "settling_time", "peak_to_peak", "joint_inertia"]
