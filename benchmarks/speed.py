@@ -3,11 +3,12 @@
     python benchmarks/speed.py [--samples 50000] [--repeat 5]
 
 A 6-joint recording (Stäubli TX40 URDF from ../shared/data/real, multi-sine motion, torques from
-Pinocchio's RNEA + viscous/Coulomb friction + 0.5 % noise) is written as CSV. Then, alternating,
-each in its own process: ``dynid identify --no-report`` (read, condition, regress, fit, write
-PRG/REC/JSON) and ``_pinocchio_pipeline.py`` (read, filter, differentiate, stacked
-``computeJointTorqueRegressor`` + friction columns, pivoted QR, lstsq). Medians of wall time and
-peak resident memory. Also dynid's regressor throughput alone against Pinocchio's per-sample loop.
+Pinocchio's RNEA + viscous/Coulomb friction + 0.5 % noise) is written as CSV. Then, after one
+uncounted warm-up run of each, alternating, each in its own process: ``dynid identify --no-report``
+(read, condition, regress, fit, write PRG/REC/JSON) and ``_pinocchio_pipeline.py`` (read, filter,
+differentiate, stacked ``computeJointTorqueRegressor`` + friction columns, pivoted QR, lstsq). Medians of wall time and
+peak resident memory. Also dynid's regressor throughput alone (compiled kernel on all cores and on
+one, and the numpy fallback) against Pinocchio's per-sample loop.
 Targets (issue 4): regressor >= 1 M samples/s; identify >= 3x faster than the Pinocchio pipeline;
 dynid peak memory <= 300 MiB.
 """
@@ -53,8 +54,11 @@ def make_recording(path: Path, n: int, dt: float = 1e-3, seed: int = 0) -> None:
 
 def run_measured(cmd: list[str]) -> tuple[float, float]:
     """Wall time [s] and peak resident memory [MiB] of ``cmd`` (via os.wait4)."""
+    # as an installed package runs: byte-compiled modules (pip compiles them at install), so a
+    # PYTHONDONTWRITEBYTECODE of the developer's shell is not inherited
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -63,27 +67,43 @@ def run_measured(cmd: list[str]) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024.0
 
 
-def regressor_throughput(n: int) -> tuple[float, float]:
+def regressor_throughput(n: int) -> dict[str, float]:
+    """Samples/s of ``model.regressor`` (fresh output each call, best of 3): compiled kernel on all
+    cores and on one, the numpy path, and Pinocchio's per-sample loop."""
     import pinocchio as pin
 
-    from dynid.models import make_model
+    from dynid.models import _rnea, make_model
 
     model = make_model("serial", {"friction": "none"}, urdf=URDF)
     rng = np.random.default_rng(1)
     q, qd, qdd = (rng.uniform(-1, 1, (n, model.n_joints)) for _ in range(3))
-    best = np.inf
-    for _ in range(3):
-        t0 = time.perf_counter()
-        model.regressor(q, qd, qdd)
-        best = min(best, time.perf_counter() - t0)
+
+    def best() -> float:
+        t = np.inf
+        for _ in range(3):
+            t0 = time.perf_counter()
+            model.regressor(q, qd, qdd)
+            t = min(t, time.perf_counter() - t0)
+        return n / t
+
+    rates = {}
+    if _rnea.kernel_available():
+        rates[f"compiled kernel, {_rnea._kernel_threads(n)} thread(s)"] = best()
+        os.environ["DYNID_NUM_THREADS"] = "1"
+        rates["compiled kernel, 1 thread"] = best()
+        del os.environ["DYNID_NUM_THREADS"]
+    load = _rnea._load_kernel
+    _rnea._load_kernel = lambda: None
+    rates["numpy path"] = best()
+    _rnea._load_kernel = load
     pm = pin.buildModelFromUrdf(str(URDF))
     pd = pm.createData()
     m = min(n, 20000)
     t0 = time.perf_counter()
     for k in range(m):
         pin.computeJointTorqueRegressor(pm, pd, q[k], qd[k], qdd[k])
-    pin_rate = m / (time.perf_counter() - t0)
-    return n / best, pin_rate
+    rates["Pinocchio computeJointTorqueRegressor loop"] = m / (time.perf_counter() - t0)
+    return rates
 
 
 def main() -> None:
@@ -104,6 +124,8 @@ def main() -> None:
                      "--friction", "viscous+coulomb+offset"]
         pin_cmd = [env_py, str(HERE / "_pinocchio_pipeline.py"), str(URDF), str(csv), str(tmp / "pin.npz"), str(cutoff)]
         d_times, d_mem, p_times, p_mem = [], [], [], []
+        run_measured(dynid_cmd)  # warm-up, not counted: byte-compilation and the disk cache
+        run_measured(pin_cmd)
         for _ in range(args.repeat):  # alternate so both see the same machine load
             w, m = run_measured(dynid_cmd)
             d_times.append(w)
@@ -111,16 +133,21 @@ def main() -> None:
             w, m = run_measured(pin_cmd)
             p_times.append(w)
             p_mem.append(m)
-        rate, pin_rate = regressor_throughput(args.samples)
+        rates = regressor_throughput(args.samples)
     d, p = float(np.median(d_times)), float(np.median(p_times))
     print(f"speed benchmark: 6-joint TX40 (URDF), {args.samples} samples, median of {args.repeat} alternating runs")
     rows = [
         ("dynid identify --no-report (process)", f"{d:.2f} s", f"{np.median(d_mem):.0f} MiB"),
         ("Pinocchio pipeline (process)", f"{p:.2f} s", f"{np.median(p_mem):.0f} MiB"),
         ("speed-up (target >= 3x)", f"{p / d:.1f} x", ""),
-        ("dynid regressor (target >= 1 M samples/s)", f"{rate / 1e6:.2f} M samples/s", ""),
-        ("Pinocchio computeJointTorqueRegressor loop", f"{pin_rate / 1e6:.2f} M samples/s", ""),
     ]
+    first = True
+    for name, rate in rates.items():
+        label = name if name.startswith("Pinocchio") else f"dynid regressor, {name}"
+        if first:
+            label += " (target >= 1 M samples/s)"
+            first = False
+        rows.append((label, f"{rate / 1e6:.2f} M samples/s", ""))
     w = max(len(r[0]) for r in rows)
     print(f"{'':<{w}}  {'time / rate':>18}  {'peak memory':>12}")
     for name, a, b in rows:

@@ -298,14 +298,19 @@ class _Cost:
         return C if np.all(np.einsum("lii->li", C) > 0) else None
 
     def __call__(self, x: np.ndarray, order: int = 2):
-        r = self.R @ x - self.qb
-        C = self._chol(x)
+        outside = (np.inf, None, None) if order else np.inf
+        if not np.all(np.isfinite(x)):
+            return outside
+        with np.errstate(over="ignore", invalid="ignore"):   # a huge trial point overflows: F = inf
+            r = self.R @ x - self.qb
+            rr = float(r @ r)
+        C = self._chol(x) if np.isfinite(rr) else None
         if C is None:
-            return (np.inf, None, None) if order else np.inf
+            return outside
         pi = x[: 10 * self.L].reshape(self.L, 10)
         logdet = 2.0 * np.log(np.einsum("lii->li", C)).sum(axis=1)
         D = np.einsum("lp,lp->l", self.ref_grad, pi) - logdet + self.ref_logdet - 4.0
-        f = float(r @ r) / self.s2 + 2.0 * self.weight * float(D.sum())
+        f = rr / self.s2 + 2.0 * self.weight * float(D.sum())
         if not order:
             return f
         g = 2.0 * (self.R.T @ r) / self.s2

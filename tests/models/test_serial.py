@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -24,6 +25,22 @@ pin = pytest.importorskip("pinocchio")
 G = 9.80665
 PIN_ORDER = [4, 5, 7, 6, 8, 9, 1, 2, 3, 0]   # our column k <- Pinocchio column PIN_ORDER[k]
 TOL = 1e-10
+
+
+@pytest.fixture(params=["kernel", "numpy"])
+def backend_path(request, monkeypatch):
+    """Run a test on the compiled regressor kernel and on the numpy path (both must match the
+    references). The kernel is an optional build: skipped where it was not built, unless
+    DYNID_REQUIRE_KERNEL=1 (CI), where a missing kernel fails."""
+    from dynid.models import _rnea
+
+    if request.param == "numpy":
+        monkeypatch.setattr(_rnea, "_load_kernel", lambda: None)
+    elif not _rnea.kernel_available():
+        if os.environ.get("DYNID_REQUIRE_KERNEL") == "1":
+            pytest.fail("the compiled regressor kernel dynid.models._rnea_kernel was not built")
+        pytest.skip("compiled regressor kernel not built (numpy path tested)")
+    return request.param
 
 
 def _pin_columns(n_bodies):
@@ -76,7 +93,7 @@ def _check_against_pinocchio(model, pmodel, p=None, seed=0):
 # ---------------------------------------------------------------------------- real URDFs
 
 @pytest.mark.parametrize("robot", ["staubli_tx40_figaroh/tx40.urdf", "panda_gaz2019/panda.urdf"])
-def test_real_urdf_matches_pinocchio(real_data, robot):
+def test_real_urdf_matches_pinocchio(real_data, robot, backend_path):
     path = real_data / robot
     model = make_model("serial", urdf=path)
     _check_against_pinocchio(model, pin.buildModelFromUrdf(str(path)))
@@ -169,7 +186,7 @@ def mixed_urdf(tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["yourdfpy", "pinocchio"])
-def test_fixed_continuous_prismatic_and_unaligned_axes_match_pinocchio(mixed_urdf, backend):
+def test_fixed_continuous_prismatic_and_unaligned_axes_match_pinocchio(mixed_urdf, backend, backend_path):
     if backend == "yourdfpy":
         pytest.importorskip("yourdfpy")
     from dynid.models._urdf import read_urdf
@@ -294,7 +311,7 @@ def _pin_dh_model(rows, links, convention):
 
 
 @pytest.mark.parametrize("convention", ["standard", "modified"])
-def test_dh_chain_torque_matches_pinocchio(convention):
+def test_dh_chain_torque_matches_pinocchio(convention, backend_path):
     """Torques for random inertias; for standard DH the regressor is compared after mapping our
     DH-frame parameters to Pinocchio's joint-frame ones (a linear map, built from physical samples)."""
     links = _random_links(len(DH_ROWS), seed=4)
@@ -326,7 +343,7 @@ def test_dh_chain_torque_matches_pinocchio(convention):
         np.testing.assert_allclose(Y[:, :, block], Yp[:, :, block] @ L, rtol=0, atol=1e-9 * np.abs(Yp).max())
 
 
-def test_planar_2r_matches_the_textbook_equations():
+def test_planar_2r_matches_the_textbook_equations(backend_path):
     """Two-link planar arm, point masses at the link ends, gravity along -y (Spong, Hutchinson &
     Vidyasagar, Robot Modeling and Control, §7.3 with lc = l and I = 0)."""
     l1, l2, m1, m2 = 0.7, 0.5, 3.0, 2.0
@@ -386,7 +403,7 @@ def test_missing_parsers_name_the_extra(real_data, monkeypatch):
     assert "dynid[urdf]" in err.value.hint
 
 
-def test_chunked_evaluation_equals_single_samples():
+def test_chunked_evaluation_equals_single_samples(backend_path):
     """The chunked batch gives the same rows as one sample at a time (N spans several chunks); BLAS
     kernels of different block sizes may differ in the last bit."""
     from dynid.models import _rnea
@@ -398,6 +415,25 @@ def test_chunked_evaluation_equals_single_samples():
         np.testing.assert_allclose(Y[k], model.regressor(q[k:k + 1], qd[k:k + 1], qdd[k:k + 1])[0], rtol=1e-13,
                                    atol=1e-13 * np.abs(Y[k]).max())
 
+
+def test_kernel_threads_split_the_samples_without_seams(monkeypatch):
+    """The compiled kernel splits the samples over threads: the result does not depend on the split
+    and equals the numpy path (odd N, so the pieces have different lengths)."""
+    from dynid.models import _rnea
+
+    if not _rnea.kernel_available():
+        pytest.skip("compiled regressor kernel not built")
+    model = make_model("serial")
+    q, qd, qdd = _states(6, n_samples=3 * _rnea._MIN_SAMPLES_PER_THREAD + 7, seed=11)
+    results = []
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("DYNID_NUM_THREADS", threads)
+        results.append(model.regressor(q, qd, qdd))
+    monkeypatch.setattr(_rnea, "_load_kernel", lambda: None)
+    reference = model.regressor(q, qd, qdd)
+    for Y in results:
+        np.testing.assert_array_equal(Y, results[0])
+        np.testing.assert_allclose(Y, reference, rtol=0, atol=1e-12 * np.abs(reference).max())
 
 hyp = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402

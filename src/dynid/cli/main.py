@@ -25,8 +25,10 @@ SUBCOMMAND_MODULES = ("models", "demo", "identify", "predict", "excite", "simula
                       "units", "report")
 
 
-def _subcommands():
+def _subcommands(only: str | None = None):
     for name in SUBCOMMAND_MODULES:
+        if only is not None and name != only:
+            continue
         full = f"{__package__}.{name}"
         if importlib.util.find_spec(full) is not None:
             yield importlib.import_module(full)
@@ -55,19 +57,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"dynid: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``only``) the parser of one subcommand: running a command imports its
+    own module, not the modules of all the others."""
     parser = _Parser(prog="dynid", description=DESCRIPTION, epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"dynid {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_Parser)
-    for mod in _subcommands():
+    for mod in _subcommands(only):
         mod.add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used by the tests in-process)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = argv[0] if argv else None
+    parser = build_parser(first if first in SUBCOMMAND_MODULES else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)

@@ -43,7 +43,11 @@ and links", IJRR 5(3):101–119, 1986 (the regressor form of Newton–Euler).
 
 from __future__ import annotations
 
+import ctypes
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -90,6 +94,8 @@ class CompiledChain:
     t1: np.ndarray
     t2: np.ndarray
     screw: np.ndarray
+    kernel_args: tuple = ()
+    """constant arguments of the compiled kernel (see :func:`_kernel_constants`)"""
     XbT: tuple = ()
     """per body: ``X^T`` (flattened, 36) = ``basis[:, basis_cols] @ XbT``"""
     basis_cols: tuple = ()
@@ -137,7 +143,8 @@ def compile_chain(elements: list[Element] | tuple[Element, ...]) -> CompiledChai
         # stored transposed: the recursion multiplies row vectors, R_i = R_{i-1} @ X_i^T
         XbT.append(np.ascontiguousarray(M[used].reshape(len(used), 6, 6).transpose(0, 2, 1).reshape(len(used), 36)))
         cols.append(used if used != list(range(M.shape[0])) else slice(None))
-    return replace(ch, XbT=tuple(XbT), basis_cols=tuple(cols), crmT=tuple(_crm(sc).T.copy() for sc in ch.screw))
+    ch = replace(ch, XbT=tuple(XbT), basis_cols=tuple(cols), crmT=tuple(_crm(sc).T.copy() for sc in ch.screw))
+    return replace(ch, kernel_args=_kernel_constants(ch))
 
 
 # ---------------------------------------------------------------------------- constant linear maps
@@ -252,6 +259,8 @@ def chain_regressor(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np
     if out is None:
         out = np.empty((N, n, P))
     gravity = np.asarray(gravity, dtype=float)
+    if N and _kernel_regressor(chain, q, qd, qdd, gravity, out):
+        return out
     ws = _Workspace(min(N, _CHUNK), n)
     for k0 in range(0, N, _CHUNK):
         k1 = min(N, k0 + _CHUNK)
@@ -352,3 +361,83 @@ def _chunk(ch: CompiledChain, ws: _Workspace, q, qd, qdd, gravity, out) -> None:
         cols = slice(N_BODY_PARAMS * i, N_BODY_PARAMS * (i + 1))
         np.matmul(R[:, 2: 3 + i], phi, out=Y[:, : i + 1, cols])
     out[...] = Y                          # one streaming copy of the cache-resident chunk
+
+
+# ---------------------------------------------------------------------------- compiled kernel
+
+# Samples per thread below which one thread does all the work (thread start-up is ~50 us).
+_MIN_SAMPLES_PER_THREAD = 2000
+_MAX_JOINTS_KERNEL = 32
+
+
+@lru_cache(maxsize=1)
+def _load_kernel():
+    """The compiled kernel's C function, or None (not built, or ``DYNID_NO_KERNEL=1``)."""
+    if os.environ.get("DYNID_NO_KERNEL", "") not in ("", "0"):
+        return None
+    try:
+        from . import _rnea_kernel
+    except ImportError:
+        return None
+    fn = ctypes.CDLL(_rnea_kernel.__file__).dynid_chain_regressor
+    P, I = ctypes.c_void_p, ctypes.c_int
+    fn.argtypes = [I, P, P, P, P, P, P, ctypes.c_long, P, P, P, P]
+    fn.restype = I
+    return fn
+
+
+def kernel_available() -> bool:
+    """True when the compiled regressor kernel is built and enabled."""
+    return _load_kernel() is not None
+
+
+def _kernel_threads(N: int) -> int:
+    env = os.environ.get("DYNID_NUM_THREADS")
+    cores = int(env) if env else len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, N // _MIN_SAMPLES_PER_THREAD))
+
+
+def _kernel_constants(ch: CompiledChain) -> tuple:
+    """Arrays the kernel reads: padded basis matrices (X^T per basis function), their masks, screws, crm^T."""
+    n = ch.n
+    T = np.zeros((n, 6, 18))
+    mask = np.zeros((n, 6), dtype=np.intc)
+    for i in range(n):
+        XT = _transform_basis(ch, i).reshape(-1, 6, 6).transpose(0, 2, 1)   # X^T per basis function
+        E, B = XT[:, :3, :3], XT[:, :3, 3:]
+        if np.any(XT[:, 3:, :3]) or not np.array_equal(E, XT[:, 3:, 3:]):
+            return ()                                     # not a rigid motion transform: numpy path
+        T[i, : len(XT)] = np.concatenate([E.reshape(-1, 9), B.reshape(-1, 9)], axis=1)
+        mask[i, : len(XT)] = np.any(T[i, : len(XT)] != 0.0, axis=1)
+        mask[i, 0] = 1
+    return (np.array(ch.rotary, dtype=np.intc), T, mask, np.ascontiguousarray(ch.screw, dtype=float),
+            np.ascontiguousarray(np.array(ch.crmT).reshape(n, 36)))
+
+
+def _kernel_regressor(ch: CompiledChain, q, qd, qdd, gravity, out) -> bool:
+    """Fill ``out`` with the compiled kernel, split over threads; False if the kernel is unavailable."""
+    fn = _load_kernel()
+    if fn is None or not ch.kernel_args or ch.n > _MAX_JOINTS_KERNEL or not out.flags.c_contiguous:
+        return False
+    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, qdd))
+    g = np.ascontiguousarray(gravity, dtype=float)
+    ptr = lambda a: a.ctypes.data  # noqa: E731
+    const = (ch.n, *(ptr(a) for a in ch.kernel_args), ptr(g))
+    N, n = q.shape
+    row = n * out.shape[2] * out.itemsize
+
+    def run(k0: int, k1: int) -> int:
+        k0, k1 = int(k0), int(k1)
+        return fn(*const, k1 - k0, ptr(q) + k0 * n * 8, ptr(qd) + k0 * n * 8, ptr(qdd) + k0 * n * 8,
+                  ptr(out) + k0 * row)
+
+    nt = _kernel_threads(N)
+    edges = np.linspace(0, N, nt + 1).astype(int)
+    if nt == 1:
+        status = [run(0, N)]
+    else:  # ctypes releases the GIL during the call
+        with ThreadPoolExecutor(nt) as ex:
+            status = list(ex.map(run, edges[:-1], edges[1:]))
+    if any(status):
+        raise RuntimeError("dynid: the compiled regressor kernel rejected its arguments")
+    return True

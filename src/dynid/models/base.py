@@ -560,11 +560,14 @@ class Plant:
             raise ShapeError(f"theta must have {self.n_params} values ({self.model.name} + friction), got {theta.shape}")
         q, qd, qdd = self.model._check_states(q, qd, qdd)
         out = np.empty(q.shape)
+        k = self.model.n_params
         for a in range(0, q.shape[0], chunk):  # blocks of samples, each vectorised
             b = slice(a, a + chunk)
             s = None if sign is None else sign[b]
             ms = None if motor_sign is None else motor_sign[b]
-            out[b] = self.regressor(q[b], qd[b], qdd[b], s, ms) @ theta + self.offset(q[b], qd[b], qdd[b])
+            # model and friction columns apart: no concatenated regressor
+            out[b] = (self.model.regressor(q[b], qd[b], qdd[b]) @ theta[:k]
+                      + self.friction.columns(qd[b], qdd[b], s, ms) @ theta[k:] + self.offset(q[b], qd[b], qdd[b]))
         return out
 
     def with_model(self, model: DynamicModel) -> "Plant":
