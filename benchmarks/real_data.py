@@ -584,21 +584,29 @@ def verdict(ok: bool) -> str:
     return "MET" if ok else "MISSED"
 
 
-def print_panda(res: dict) -> list[tuple[str, bool | None, str]]:
+def _print_methods(res: dict, header: str, fmt_row, before: tuple[str, ...] = (), first_rows: tuple[str, ...] = ()
+                   ) -> None:
+    """The robot's title, the configuration a user passes, ``before`` lines, then the table of methods:
+    ``header``, ``first_rows`` (reference rows) and one ``fmt_row(row)`` per method (or its failure text)."""
     print(f"\n=== {res['robot']} — {res['split']}")
     print(f"dynid configuration (as a user passes it): {json.dumps(res['user_config'])}")
-    print(f"{'method':<22} {'cutoff':>7} {'base':>5} {'cond':>8} {'fit full':>9} {'(vs filt.)':>10} "
-          f"{'held-out':>9}  held-out NRMSE j1..j7 / RMSE [N m]   (base, cond: full-record fit)")
-    print(f"{'Gaz et al. 2019 (CLS)':<22} {'':>7} {64:>5} {GAZ['cond']:>8.2f} {GAZ['fit_percent']:>8.2f}% {'':>10} "
-          f"{'—':>9}  (validation MSE on other trajectories; RMS 0.64 1.01 0.77 0.65 0.42 0.20 0.16)")
+    for line in before + (f"{'method':<22} {'cutoff':>7} {'base':>5} {'cond':>8} " + header,) + first_rows:
+        print(line)
     for name, row in _rows(res):
-        if isinstance(row, str):
-            print(f"{name:<22} {row}")
-            continue
-        print(f"{name:<22} {row['cutoff_hz']:>6.2f}H {row['n_base']:>5} {row['cond_full']:>8.1f} "
-              f"{row['fit_full']['rel_percent']:>8.2f}% {row['fit_full_filtered_percent']:>9.2f}% "
-              f"{row['held']['rel_percent']:>8.2f}%  {_fmt_vec(row['held']['nrmse'], 3)} / "
-              f"{_fmt_vec(row['held']['rmse'])}")
+        print(f"{name:<22} {row if isinstance(row, str) else fmt_row(row)}")
+
+
+def print_panda(res: dict) -> list[tuple[str, bool | None, str]]:
+    _print_methods(
+        res, f"{'fit full':>9} {'(vs filt.)':>10} {'held-out':>9}  held-out NRMSE j1..j7 / RMSE [N m]   "
+             "(base, cond: full-record fit)",
+        lambda row: (f"{row['cutoff_hz']:>6.2f}H {row['n_base']:>5} {row['cond_full']:>8.1f} "
+                     f"{row['fit_full']['rel_percent']:>8.2f}% {row['fit_full_filtered_percent']:>9.2f}% "
+                     f"{row['held']['rel_percent']:>8.2f}%  {_fmt_vec(row['held']['nrmse'], 3)} / "
+                     f"{_fmt_vec(row['held']['rmse'])}"),
+        first_rows=(f"{'Gaz et al. 2019 (CLS)':<22} {'':>7} {64:>5} {GAZ['cond']:>8.2f} {GAZ['fit_percent']:>8.2f}% "
+                    f"{'':>10} {'—':>9}  (validation MSE on other trajectories; RMS 0.64 1.01 0.77 0.65 0.42 0.20 "
+                    "0.16)",))
     print(README_BASELINES["panda"])
     print_dynid_notes(res)
     print("cond: 2-norm condition number of the base-column regressor of the full-record fit (dynid: its gated, "
@@ -664,18 +672,12 @@ def _per_joint_check(mine, theirs) -> tuple[bool, str]:
 
 
 def print_tx40(res: dict) -> list[tuple[str, bool | None, str]]:
-    print(f"\n=== {res['robot']} — {res['split']}")
-    print(f"dynid configuration (as a user passes it): {json.dumps(res['user_config'])}")
-    print(f"friction model chosen by 'auto' on the fit part: {res['rows']['dynid WLS']['friction_model']}")
-    print(f"{'method':<22} {'cutoff':>7} {'base':>5} {'cond':>8} {'fit full':>9} {'held-out':>9}  "
-          "held-out NRMSE j1..j6")
-    for name, row in _rows(res):
-        if isinstance(row, str):
-            print(f"{name:<22} {row}")
-            continue
-        print(f"{name:<22} {row['cutoff_hz']:>6.2f}H {row['n_base']:>5} {row['cond']:>8.0f} "
-              f"{row['fit_full']['rel_percent']:>8.2f}% {row['held']['rel_percent']:>8.2f}%  "
-              f"{_fmt_vec(row['held']['nrmse'], 3)}")
+    _print_methods(
+        res, f"{'fit full':>9} {'held-out':>9}  held-out NRMSE j1..j6",
+        lambda row: (f"{row['cutoff_hz']:>6.2f}H {row['n_base']:>5} {row['cond']:>8.0f} "
+                     f"{row['fit_full']['rel_percent']:>8.2f}% {row['held']['rel_percent']:>8.2f}%  "
+                     f"{_fmt_vec(row['held']['nrmse'], 3)}"),
+        before=(f"friction model chosen by 'auto' on the fit part: {res['rows']['dynid WLS']['friction_model']}",))
     print(README_BASELINES["tx40"])
     print_dynid_notes(res)
     print("friction (70 % fit), joint side; reference = FIGAROH's TX40_config.yaml:")
@@ -708,17 +710,11 @@ def print_tx40(res: dict) -> list[tuple[str, bool | None, str]]:
 
 
 def print_kuka(res: dict) -> list[tuple[str, bool | None, str]]:
-    print(f"\n=== {res['robot']} — {res['split']}")
-    print(f"dynid configuration (as a user passes it): {json.dumps(res['user_config'])}")
-    print(f"{'method':<22} {'cutoff':>7} {'base':>5} {'cond':>8} {'A (fit)':>8} {'B':>7} {'C':>7}  "
-          "NRMSE B j1..j6 | NRMSE C j1..j6")
-    for name, row in _rows(res):
-        if isinstance(row, str):
-            print(f"{name:<22} {row}")
-            continue
-        print(f"{name:<22} {row['cutoff_hz']:>6.2f}H {row['n_base']:>5} {row['cond']:>8.3g} "
-              f"{row['A']['rel_percent']:>7.2f}% {row['B']['rel_percent']:>6.2f}% {row['C']['rel_percent']:>6.2f}%  "
-              f"{_fmt_vec(row['B']['nrmse'])} | {_fmt_vec(row['C']['nrmse'])}")
+    _print_methods(
+        res, f"{'A (fit)':>8} {'B':>7} {'C':>7}  NRMSE B j1..j6 | NRMSE C j1..j6",
+        lambda row: (f"{row['cutoff_hz']:>6.2f}H {row['n_base']:>5} {row['cond']:>8.3g} "
+                     f"{row['A']['rel_percent']:>7.2f}% {row['B']['rel_percent']:>6.2f}% "
+                     f"{row['C']['rel_percent']:>6.2f}%  {_fmt_vec(row['B']['nrmse'])} | {_fmt_vec(row['C']['nrmse'])}"))
     print(README_BASELINES["kuka"])
     print_dynid_notes(res)
     b = res["rows"]["Pinocchio OLS"]

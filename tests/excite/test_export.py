@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 
 import numpy as np
 import pytest
@@ -95,15 +94,8 @@ def test_plot_is_a_png(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_without_matplotlib_names_the_extra(tmp_path, monkeypatch):
-    real_import = builtins.__import__
-
-    def no_matplotlib(name, *args, **kwargs):
-        if name.startswith("matplotlib"):
-            raise ImportError("No module named 'matplotlib'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+def test_plot_without_matplotlib_names_the_extra(tmp_path, without_modules):
+    without_modules("matplotlib")
     with pytest.raises(MissingExtraError, match="matplotlib") as e:
         plot_motion(tmp_path / "x.png", np.arange(3.0), np.zeros((3, 1)))
     assert "dynid[report]" in e.value.hint and not (tmp_path / "x.png").exists()

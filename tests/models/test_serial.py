@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -379,13 +378,12 @@ def test_payload_is_known_extra_inertia_on_the_last_link(real_data):
                                atol=TOL * np.abs(tau_ref).max())
 
 
-def test_rebuilt_from_its_json_config_without_any_urdf_parser(real_data, monkeypatch):
+def test_rebuilt_from_its_json_config_without_any_urdf_parser(real_data, without_modules):
     path = real_data / "panda_gaz2019/panda.urdf"
     model = make_model("serial", urdf=path)
     config = json.loads(json.dumps(model.config.to_dict()))
     assert config["chain"]["source"]["urdf"].endswith("panda.urdf") and len(config["chain"]["source"]["sha256"]) == 64
-    monkeypatch.setitem(sys.modules, "yourdfpy", None)    # parsers unavailable: the chain is enough
-    monkeypatch.setitem(sys.modules, "pinocchio", None)
+    without_modules("yourdfpy", "pinocchio")    # parsers unavailable: the chain is enough
     rebuilt = make_model("serial", config)
     q, qd, qdd = _states(7, seed=9)
     assert rebuilt.param_names == model.param_names
@@ -393,11 +391,10 @@ def test_rebuilt_from_its_json_config_without_any_urdf_parser(real_data, monkeyp
     np.testing.assert_array_equal(rebuilt.state_bounds()[0], model.state_bounds()[0])
 
 
-def test_missing_parsers_name_the_extra(real_data, monkeypatch):
+def test_missing_parsers_name_the_extra(real_data, without_modules):
     from dynid.errors import MissingExtraError
 
-    monkeypatch.setitem(sys.modules, "yourdfpy", None)
-    monkeypatch.setitem(sys.modules, "pinocchio", None)
+    without_modules("yourdfpy", "pinocchio")
     with pytest.raises(MissingExtraError, match="yourdfpy") as err:
         make_model("serial", urdf=real_data / "panda_gaz2019/panda.urdf")
     assert "dynid[urdf]" in err.value.hint

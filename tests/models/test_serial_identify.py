@@ -43,7 +43,7 @@ def multisine(lo, hi, base_hz, harmonics, duration_s, rate_hz, seed):
     return t, q, qd, qdd
 
 
-def simulate_tx40(urdf, seed, base_hz, harmonics, duration_s=20.0, rate_hz=500.0, fv=FV, fc=FC):
+def simulate_urdf(urdf, seed, base_hz, harmonics, duration_s=20.0, rate_hz=500.0, fv=FV, fc=FC):
     model = pin.buildModelFromUrdf(str(urdf))
     model.gravity.linear = np.array([0.0, 0.0, -G])
     data = model.createData()
@@ -56,22 +56,29 @@ def simulate_tx40(urdf, seed, base_hz, harmonics, duration_s=20.0, rate_hz=500.0
     return Recording(t, q, tau)
 
 
-def test_identify_then_predict_another_motion(real_data, tmp_path, capsys):
-    urdf = real_data / "staubli_tx40_figaroh/tx40.urdf"
-    write_recording_csv(tmp_path / "id.csv", simulate_tx40(urdf, seed=1, base_hz=0.1, harmonics=[1, 2, 3, 5, 7, 9]))
-    write_recording_csv(tmp_path / "val.csv", simulate_tx40(urdf, seed=2, base_hz=0.125, harmonics=[1, 3, 4, 6, 8]))
+def identify_then_predict(urdf, tmp_path, capsys, seed, fv=FV, fc=FC):
+    """Simulate an identification motion and a different validation motion, ``dynid identify`` the first,
+    ``dynid predict`` the second; returns (result.json, validation NRMSE per joint). Checks the exit
+    codes, ``success`` and the identified friction (5 %)."""
+    sim = dict(fv=fv, fc=fc)
+    write_recording_csv(tmp_path / "id.csv", simulate_urdf(urdf, seed=seed, base_hz=0.1, harmonics=[1, 2, 3, 5, 7, 9], **sim))
+    write_recording_csv(tmp_path / "val.csv", simulate_urdf(urdf, seed=seed + 1, base_hz=0.125, harmonics=[1, 3, 4, 6, 8], **sim))
     code = main(["identify", str(tmp_path / "id.csv"), "--model", "serial", "--urdf", str(urdf),
                  "--out", str(tmp_path / "out"), "--no-report", "--json", "--quiet"])
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["success"] is True
-    assert result["config"]["chain"]["links"][0]["name"] == "link_1"     # rebuildable without the URDF
-    assert result["base_parameters"]["count"] == 48                      # 36 inertial + 12 friction
-    np.testing.assert_allclose(result["friction"]["viscous"], FV, rtol=0.05)
-    np.testing.assert_allclose(result["friction"]["coulomb"], FC, rtol=0.05)
+    np.testing.assert_allclose(result["friction"]["viscous"], fv, rtol=0.05)
+    np.testing.assert_allclose(result["friction"]["coulomb"], fc, rtol=0.05)
     code = main(["predict", str(tmp_path / "out" / "result.json"), str(tmp_path / "val.csv"), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0
-    nrmse = np.array(report["validation"]["nrmse_rms"])
+    return result, np.array(report["validation"]["nrmse_rms"])
+
+
+def test_identify_then_predict_another_motion(real_data, tmp_path, capsys):
+    result, nrmse = identify_then_predict(real_data / "staubli_tx40_figaroh/tx40.urdf", tmp_path, capsys, seed=1)
+    assert result["config"]["chain"]["links"][0]["name"] == "link_1"     # rebuildable without the URDF
+    assert result["base_parameters"]["count"] == 48                      # 36 inertial + 12 friction
     assert nrmse.shape == (6,) and np.all(nrmse <= 0.03), nrmse
 
 
@@ -84,20 +91,8 @@ def test_ur5_urdf_with_ros_tags_identify_then_predict(tmp_path, capsys):
     """A UR5 URDF as ROS packages ship it (world link, package:// meshes that are absent,
     transmissions, Gazebo and safety tags, ±2π limits) simulated by Pinocchio with joint friction
     and 0.5 % noise: identified from one motion, it predicts another within 3 % NRMSE per joint."""
-    sim = dict(fv=UR5_FV, fc=UR5_FC)
-    write_recording_csv(tmp_path / "id.csv", simulate_tx40(UR5_URDF, seed=4, base_hz=0.1, harmonics=[1, 2, 3, 5, 7, 9], **sim))
-    write_recording_csv(tmp_path / "val.csv", simulate_tx40(UR5_URDF, seed=5, base_hz=0.125, harmonics=[1, 3, 4, 6, 8], **sim))
-    code = main(["identify", str(tmp_path / "id.csv"), "--model", "serial", "--urdf", str(UR5_URDF),
-                 "--out", str(tmp_path / "out"), "--no-report", "--json", "--quiet"])
-    result = json.loads(capsys.readouterr().out)
-    assert code == 0 and result["success"] is True
-    assert [link["name"] for link in result["config"]["chain"]["links"]][0] == "shoulder_link"
-    np.testing.assert_allclose(result["friction"]["viscous"], UR5_FV, rtol=0.05)
-    np.testing.assert_allclose(result["friction"]["coulomb"], UR5_FC, rtol=0.05)
-    code = main(["predict", str(tmp_path / "out" / "result.json"), str(tmp_path / "val.csv"), "--json"])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0
-    nrmse = np.array(report["validation"]["nrmse_rms"])
+    result, nrmse = identify_then_predict(UR5_URDF, tmp_path, capsys, seed=4, fv=UR5_FV, fc=UR5_FC)
+    assert result["config"]["chain"]["links"][0]["name"] == "shoulder_link"    # world link and fixed joint merged
     assert nrmse.shape == (6,) and np.all(nrmse <= 0.03), nrmse
 
 
@@ -107,7 +102,7 @@ def test_standard_parameters_keep_the_urdf_values_where_the_data_are_silent(real
 
     urdf = real_data / "staubli_tx40_figaroh/tx40.urdf"
     plant = Plant(make_model("serial", urdf=urdf))
-    ident = identify(simulate_tx40(urdf, seed=3, base_hz=0.1, harmonics=[1, 2, 3, 5, 7], duration_s=10.0), plant)
+    ident = identify(simulate_urdf(urdf, seed=3, base_hz=0.1, harmonics=[1, 2, 3, 5, 7], duration_s=10.0), plant)
     theta = ident.theta  # identify() holds what the data cannot identify at the model's prior
     prior = plant.model.prior_parameters()
     dep = ident.base.dependent[ident.base.dependent < plant.n_model]

@@ -101,13 +101,9 @@ def test_cli_report_out_and_png_figures(sound_run, tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_png_figures_need_the_report_extra(sound_run, tmp_path, monkeypatch, capsys):
+def test_png_figures_need_the_report_extra(sound_run, tmp_path, without_modules, capsys):
     """Without matplotlib, --figures says which extra to install (exit 2) and writes nothing."""
-    import sys
-
-    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")] + [
-            "matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"]:
-        monkeypatch.setitem(sys.modules, name, None)
+    without_modules("matplotlib")
     out = tmp_path / "r.html"
     assert main(["report", str(sound_run), "--out", str(out), "--figures", str(tmp_path / "f")]) == 2
     assert "pip install 'dynid[report]'" in capsys.readouterr().err

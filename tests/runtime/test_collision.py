@@ -3,8 +3,6 @@ from residuals."""
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,6 +11,8 @@ from hypothesis import strategies as st
 from dynid.errors import ConfigError
 from dynid.runtime import (CollisionMonitor, DerivedThresholds, MonitorStatus, ThresholdOptions, derive_thresholds,
                            replay)
+
+from ._alloc import worst_step_transient
 
 
 def _step_all(mon, tadd, tfb, v, vcmd=None):
@@ -131,16 +131,5 @@ def test_step_allocates_no_arrays():
     mon = CollisionMonitor(np.ones(n), 0.25, 0.1, 3.0, hold_cycles=5)
     s = mon.new_state()
     a, b, v, w = rng.normal(size=(4, 40, n))
-    for k in range(5):
-        mon.step(s, a[k], b[k], v[k], w[k])
-    tracemalloc.start()
-    try:
-        worst = 0
-        for k in range(5, 40):
-            cur, _ = tracemalloc.get_traced_memory()
-            tracemalloc.reset_peak()
-            mon.step(s, a[k], b[k], v[k], w[k])
-            worst = max(worst, tracemalloc.get_traced_memory()[1] - cur)
-    finally:
-        tracemalloc.stop()
+    worst = worst_step_transient(mon.step, [(s, a[k], b[k], v[k], w[k]) for k in range(40)])
     assert worst < 500, worst

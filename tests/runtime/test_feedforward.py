@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -14,6 +13,8 @@ from dynid.cli.main import main
 from dynid.errors import ConfigError
 from dynid.models import Plant, make_model
 from dynid.runtime import FeedForward, FeedForwardStatus, feedforward_batch
+
+from ._alloc import worst_step_transient
 
 ROT3 = [0.5, 0.0, 4.0, 0.0, 0.1, 0.3]          # I, L^2, MgA, gL, Fv, Fc
 
@@ -126,18 +127,7 @@ def test_step_allocates_no_arrays(puma, rng):
     ff = FeedForward(plant, theta, delay_cycles=3, torque_threshold=[1, 150, 60, 15, 15, 15])
     st_ = ff.new_state()
     q, qd, qdd = plant.model.sample_states(rng, 50)
-    for k in range(5):
-        ff.step(st_, q[k], qd[k], qdd[k])
-    tracemalloc.start()
-    try:
-        worst = 0
-        for k in range(5, 50):
-            cur, _ = tracemalloc.get_traced_memory()
-            tracemalloc.reset_peak()
-            ff.step(st_, q[k], qd[k], qdd[k])
-            worst = max(worst, tracemalloc.get_traced_memory()[1] - cur)
-    finally:
-        tracemalloc.stop()
+    worst = worst_step_transient(ff.step, [(st_, q[k], qd[k], qdd[k]) for k in range(50)])
     assert worst < 400, worst
 
 

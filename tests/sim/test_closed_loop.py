@@ -139,19 +139,10 @@ def test_plot_is_a_png(tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
-def test_plot_without_matplotlib_names_the_extra(monkeypatch):
-    import builtins
-
+def test_plot_without_matplotlib_names_the_extra(without_modules):
     from dynid.errors import MissingExtraError
     from dynid.sim._plot import plot_runs
 
-    real = builtins.__import__
-
-    def fake(name, *a, **k):
-        if name.startswith("matplotlib"):
-            raise ImportError("no matplotlib")
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", fake)
+    without_modules("matplotlib")
     with pytest.raises(MissingExtraError, match=r"dynid\[plot\]"):
         plot_runs({}, "x")

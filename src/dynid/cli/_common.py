@@ -41,6 +41,11 @@ class Progress:
             self(" ", 1.0)
 
 
+def add_result_argument(parser) -> None:
+    """The positional RESULT.json of the commands that use an identification."""
+    parser.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2)
     sys.stdout.write("\n")

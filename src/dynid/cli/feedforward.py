@@ -10,7 +10,7 @@ from ..errors import ConfigError
 from ..io._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
 from ..io.result_json import jsonable, load_result
-from ._common import EXIT_OK, parse_floats, print_json
+from ._common import EXIT_OK, add_result_argument, parse_floats, print_json
 
 
 def add_parser(sub) -> None:
@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
                     "object does. Writes CSV: t, taddcmd1..n (the value sent at that cycle), exceeded1..n "
                     "(1 where the value computed at that cycle exceeded the threshold) and, with "
                     "--torque-factor, permille1..n for DS402 0x60B2.")
-    p.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
+    add_result_argument(p)
     p.add_argument("trajectory", metavar="TRAJ", help="commanded trajectory: t, q1.. [, dq1.., ddq1..] (CSV/.npz)")
     p.add_argument("--delay", type=int, default=3, metavar="N", help="AdditiveTorqueDelay [cycles] (default 3)")
     p.add_argument("--threshold", metavar="T1,T2,..", help="TorqueThreshold per joint [N m or N] (default none)")

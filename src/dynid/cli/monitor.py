@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ConfigError, FileFormatError
 from ..io.result_json import jsonable, load_result
-from ._common import EXIT_OK, parse_floats, print_json, table
+from ._common import EXIT_OK, add_result_argument, parse_floats, print_json, table
 
 
 def add_parser(sub) -> None:
@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
                     "on the recorded motion. Thresholds: --thresholds FILE (thresholds.json or scenario.json of "
                     "'dynid simulate'), --temax, or derived from the identification residuals in the "
                     "IDNT<group>.REC next to RESULT.json (a better model gives tighter thresholds).")
-    p.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
+    add_result_argument(p)
     p.add_argument("recording", metavar="REC", help="log: t, q1.., tau1.. [, dq1.., taddcmd1.., pcmd1.., vcmd1.., "
                    "acmd1..] (CSV/.npz)")
     p.add_argument("--thresholds", metavar="FILE", help="thresholds JSON (as written by 'dynid simulate --out')")

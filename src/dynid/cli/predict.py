@@ -11,7 +11,7 @@ from ..io._fastcsv import format_rows
 from ..io.recording import read_recording
 from ..io.result_json import jsonable, load_result
 from ..predict import predict
-from ._common import EXIT_OK, print_json, table
+from ._common import EXIT_OK, add_result_argument, print_json, table
 
 
 def add_parser(sub) -> None:
@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
                     "Writes CSV with columns t, tau1..taun (joint side; a motor-side REC is converted by the transmission "
                     "recorded in RESULT.json); edge rows inside the filter transient are dropped. "
                     "If REC has torque columns, the per-joint errors are reported.")
-    p.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
+    add_result_argument(p)
     p.add_argument("recording", metavar="REC", help="recording with t, q1.. (tau1.. optional)")
     p.add_argument("--out", metavar="FILE", help="output CSV (default: standard output)")
     p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")

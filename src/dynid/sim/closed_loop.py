@@ -537,17 +537,13 @@ def settling_time(t: npt.ArrayLike, error: npt.ArrayLike, t_end: float, pesettle
     pe = as_vector("pesettle", pesettle, e.shape[1])
     after = t >= t_end - 1e-12
     inside = np.all(e <= pe, axis=1) & after
-    k0 = int(np.argmax(after)) if after.any() else t.size
-    for_run_start = None
-    for k in range(k0, t.size):  # short scan after t_end (vectorised alternative is not clearer)
-        if inside[k]:
-            if for_run_start is None:
-                for_run_start = k
-            if t[k] - t[for_run_start] >= timesettle - 1e-12:
-                return float(t[k] - t_end)
-        else:
-            for_run_start = None
-    return float("nan")
+    # every sample inside the band, with the first sample of its unbroken run inside (runs start at
+    # t_end at the earliest): settled at the first sample whose run has lasted TIMESETTLE
+    k = np.arange(t.size)
+    starts = inside & ~np.r_[False, inside[:-1]]
+    run_start = np.maximum.accumulate(np.where(starts, k, 0))
+    settled = inside & (t - t[run_start] >= timesettle - 1e-12)
+    return float(t[np.argmax(settled)] - t_end) if settled.any() else float("nan")
 
 
 def peak_to_peak(x: npt.ArrayLike, t: npt.ArrayLike | None = None, t_from: float | None = None) -> np.ndarray:

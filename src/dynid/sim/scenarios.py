@@ -400,21 +400,26 @@ def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra, model_er
     return ScenarioResult(name, values, {"without model": without, "with model": with_}, ident, None, setup)
 
 
+def _line_move(start_m, end_m, *, speed: float, acceleration: float, jerk: float, Ts: float = 1e-3):
+    """S-curve straight line (1 ms cycle, 50 ms before, 800 ms after): the profile, Cartesian
+    position/velocity/acceleration, and the move's description for the scenario's setup."""
+    distance = float(np.linalg.norm(np.subtract(end_m, start_m)))
+    prof = scurve(distance, speed, acceleration, jerk, Ts, t_before=0.05, t_after=0.8)
+    info = {"move": {"from_m": list(start_m), "to_m": list(end_m), "speed_m_s": speed,
+                     "acceleration_m_s2": acceleration, "jerk_m_s3": jerk}}
+    return prof, line_path(start_m, end_m, prof), info
+
+
 def scara_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     """600 mm straight line at 900 mm/s with a 1 kg payload (PESETTLE 0.001)."""
     spec = _SCARA
     ident, _ = identify_robot(spec, seed=seed)
-    Ts = 1e-3
-    a, j = 8.0, 160.0
-    prof = scurve(0.6, 0.9, a, j, Ts, t_before=0.05, t_after=0.8)
-    p, pd, pdd = line_path([0.42, -0.30], [0.42, 0.30], prof)
+    prof, (p, pd, pdd), move = _line_move([0.42, -0.30], [0.42, 0.30], speed=0.9, acceleration=8.0, jerk=160.0)
     q, qd, qdd = scara_ik(spec.config["L1"], spec.config["L2"], p, pd, pdd)
-    N = prof.t.size
-    z = np.zeros((N, 1))
+    z = np.zeros((prof.t.size, 1))
     cmd = Command(prof.t, np.hstack([q, z + 0.05, z]), np.hstack([qd, z, z]), np.hstack([qdd, z, z]), prof.t_end)
-    return _move_result("scara-move", spec, ident, cmd, 0.001, 1.0,
-                        {"move": {"from_m": [0.42, -0.30], "to_m": [0.42, 0.30], "speed_m_s": 0.9,
-                                  "acceleration_m_s2": a, "jerk_m_s3": j, "z_m": 0.05}}, model_error, seed)
+    move["move"]["z_m"] = 0.05
+    return _move_result("scara-move", spec, ident, cmd, 0.001, 1.0, move, model_error, seed)
 
 
 def delta_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
@@ -423,16 +428,11 @@ def delta_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
 
     spec = _DELTA
     ident, _ = identify_robot(spec, seed=seed)
-    Ts = 1e-3
-    a, j = 50.0, 2500.0
-    prof = scurve(0.55, 3.0, a, j, Ts, t_before=0.05, t_after=0.8)
-    p, pd, pdd = line_path([-0.275, 0.0, -0.8], [0.275, 0.0, -0.8], prof)
-    model = spec.ident_plant().model
-    q, qd, qdd = cartesian_to_joint(model.geometry, p, pd, pdd)
+    prof, (p, pd, pdd), move = _line_move([-0.275, 0.0, -0.8], [0.275, 0.0, -0.8], speed=3.0, acceleration=50.0,
+                                          jerk=2500.0)
+    q, qd, qdd = cartesian_to_joint(spec.ident_plant().model.geometry, p, pd, pdd)
     cmd = Command(prof.t, q, qd, qdd, prof.t_end)
-    return _move_result("delta-move", spec, ident, cmd, 0.05, 0.0,
-                        {"move": {"from_m": [-0.275, 0.0, -0.8], "to_m": [0.275, 0.0, -0.8], "speed_m_s": 3.0,
-                                  "acceleration_m_s2": a, "jerk_m_s3": j}}, model_error, seed)
+    return _move_result("delta-move", spec, ident, cmd, 0.05, 0.0, move, model_error, seed)
 
 
 def puma_hold(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
@@ -444,7 +444,7 @@ def puma_hold(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     start = np.zeros(n)
     target = np.zeros(n)
     target[2] = 90 * _DEG
-    motion = SineMotion(start, target + np.r_[0, 0, 0, 0, 0, 0], np.full(n, 0.5), record_s=6.0, settle_s=0.0)
+    motion = SineMotion(start, target, np.full(n, 0.5), record_s=6.0, settle_s=0.0)
     t = np.arange(int(round(motion.duration / Ts)) + 1) * Ts
     q, qd, qdd = motion.command(t)
     hold = np.ones(n, dtype=bool)
