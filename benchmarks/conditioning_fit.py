@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid.base_params import structural_base
-from dynid.conditioning import condition
-from dynid.diagnostics import diagnose
-from dynid.fit import weighted_lstsq
-from dynid.identify import identify
-from dynid.io.recording import read_recording, write_recording_csv
+from dynid.identification.base_params import structural_base
+from dynid.signal.conditioning import condition
+from dynid.identification.diagnostics import diagnose
+from dynid.identification.solve import weighted_lstsq
+from dynid.identification import identify
+from dynid.io.readers import read_recording, write_recording_csv
 from dynid.models import Plant, make_model
 from dynid.recording import Recording
 

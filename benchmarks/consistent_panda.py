@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid.conditioning import condition
-from dynid.consistent import ConsistentOptions, physical_consistency
-from dynid.identify import IdentifyOptions, identify
+from dynid.signal.conditioning import condition
+from dynid.identification.consistent import ConsistentOptions, physical_consistency
+from dynid.identification import IdentifyOptions, identify
 from dynid.models import Plant, make_model
 from dynid.recording import Recording
 

@@ -13,7 +13,7 @@ The built-in simulator (closed-loop servo, 1 kHz, 20-bit encoder) runs the AKB P
 viscous and Coulomb friction and rotor inertias; the model identified (and optimised for) is ``puma``
 with ``friction: viscous+coulomb+armature``, so it is exact. The torque noise is the same for every
 run: white, with a standard deviation of ``--noise`` (0.5 %) of each joint's peak torque in the sine
-run. Each recording is identified with ``dynid.identify`` twice: with its defaults, and with a velocity
+run. Each recording is identified with ``dynid.identification`` twice: with its defaults, and with a velocity
 threshold of ``--threshold`` (0.05 rad/s, inside softMC's example thresholds 0.031-0.063 rad/s), which
 drops the near-standstill samples where the simulator's smoothed Coulomb step and servo differ most
 from the model.
@@ -40,8 +40,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: one BLAS t
 import numpy as np  # noqa: E402
 
 from dynid.excite import FourierOptions, JointLimits, optimize_fourier, plan_sine, predict_identifiability  # noqa: E402
-from dynid.conditioning import ConditioningOptions  # noqa: E402
-from dynid.identify import IdentifyOptions, identify  # noqa: E402
+from dynid.signal.conditioning import ConditioningOptions  # noqa: E402
+from dynid.identification import IdentifyOptions, identify  # noqa: E402
 from dynid.io.result_json import IdentifiedModel  # noqa: E402
 from dynid.metrics import nrmse  # noqa: E402
 from dynid.models import Plant, make_model  # noqa: E402

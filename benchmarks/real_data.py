@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from dynid.cli.main import main as dynid_main
-from dynid.conditioning import lowpass as dynid_lowpass
-from dynid.identify import ESTIMATORS
-from dynid.io.recording import read_recording, write_recording_csv
+from dynid.signal.conditioning import lowpass as dynid_lowpass
+from dynid.identification import ESTIMATORS
+from dynid.io.readers import read_recording, write_recording_csv
 from dynid.io.result_json import load_result
 from dynid.metrics import nrmse, relative_error_norm
 from dynid.predict import predict
@@ -426,7 +426,7 @@ def panda_findings(rec: Recording, tool: Dynid, config: dict, urdf: Path, cut: i
 def run_tx40(folder: Path, tool: Dynid) -> dict:
     import pinocchio as pin
 
-    from dynid.transmission import Transmission
+    from dynid.models.transmission import Transmission
 
     data = load_tx40(folder)
     rec, urdf = data["rec"], data["urdf"]
@@ -524,7 +524,7 @@ def rest_split(pred: np.ndarray, meas: np.ndarray, rest: np.ndarray) -> dict:
 
 
 def run_kuka(folder: Path, tool: Dynid) -> dict:
-    from dynid.transmission import Transmission
+    from dynid.models.transmission import Transmission
 
     data = load_kuka(folder)
     recs, config, kin = data["recs"], data["config"], data["kin"]

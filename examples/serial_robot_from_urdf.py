@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from dynid import Plant, identify, make_model
-from dynid.outputs import write_outputs
+from dynid.io.outputs import write_outputs
 from dynid.recording import Recording
 
 default = Path(__file__).resolve().parents[2] / "shared/data/real/staubli_tx40_figaroh/tx40.urdf"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.conditioning import (ConditioningOptions, condition, default_cutoff, default_trim, lowpass,
+from dynid.signal.conditioning import (ConditioningOptions, condition, default_cutoff, default_trim, lowpass,
                                 motion_bandwidth)
 from dynid.errors import ConfigError, InputDataError
 from dynid.recording import Recording

@@ -1,4 +1,4 @@
-"""Physically consistent identification (``estimator="consistent"``, :mod:`dynid.consistent`).
+"""Physically consistent identification (``estimator="consistent"``, :mod:`dynid.identification.consistent`).
 
 Simulated robots: the PUMA 560 kinematics (standard DH) with links modelled as solid boxes, so every
 link is physically consistent with a margin; torques from the model's Newton–Euler regressor (checked
@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import dynid.consistent as consistent
+import dynid.identification.consistent as consistent
 from dynid.cli.main import main
-from dynid.consistent import (
+from dynid.identification.consistent import (
     ConsistentOptions, log_cholesky_to_standard, physical_consistency, pseudo_inertia, standard_from_pseudo,
     standard_to_log_cholesky,
 )
 from dynid.errors import ConfigError
-from dynid.identify import ESTIMATORS, IdentifyOptions, identify
-from dynid.io.recording import write_recording_csv
+from dynid.identification import ESTIMATORS, IdentifyOptions, identify
+from dynid.io.readers import write_recording_csv
 from dynid.models import Plant, make_model
 from dynid.models.serial import PUMA560_DH
 from dynid.recording import Recording

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.conditioning import ConditioningOptions
-from dynid.identify import IdentifyOptions, identify
+from dynid.signal.conditioning import ConditioningOptions
+from dynid.identification import IdentifyOptions, identify
 from dynid.models import Plant, make_model
 from dynid.sim import SimOptions, SineMotion, simulate
 

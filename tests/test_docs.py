@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-MODULES = ["dynid.units", "dynid.metrics", "dynid.identify", "dynid.base_params", "dynid.conditioning",
+MODULES = ["dynid.units", "dynid.metrics", "dynid.identification.pipeline", "dynid.identification.base_params", "dynid.signal.conditioning",
            "dynid.models.puma", "dynid.models.delta",
-           "dynid.models.serial", "dynid.transmission", "dynid.cutoff_select"]
+           "dynid.models.serial", "dynid.models.transmission", "dynid.identification.cutoff_select"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.conditioning import condition
+from dynid.signal.conditioning import condition
 from dynid.errors import ConfigError
-from dynid.identify import IdentifyOptions, identify
+from dynid.identification import IdentifyOptions, identify
 from dynid.models import Plant, make_model
 from dynid.recording import Recording
 from dynid.sim import SimOptions, SineMotion, simulate

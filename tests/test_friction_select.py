@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.identify import identify
+from dynid.identification import identify
 from dynid.models import Plant, make_model
 from dynid.sim import SimOptions, TrajectoryMotion, simulate
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.conditioning import ConditioningOptions
-from dynid.identify import IdentifyOptions, ParameterStatus, identify
+from dynid.signal.conditioning import ConditioningOptions
+from dynid.identification import IdentifyOptions, ParameterStatus, identify
 from dynid.models import Plant, make_model
 from dynid.recording import Recording
 from dynid.sim import SimOptions, SineMotion, TrajectoryMotion, simulate

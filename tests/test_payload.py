@@ -9,13 +9,13 @@ import pytest
 
 from dynid.cli.main import main
 from dynid.errors import ConfigError, IdentifiabilityError
-from dynid.identify import identify
+from dynid.identification import identify
 from dynid.io.prg import read_prg
-from dynid.io.recording import write_recording_csv
+from dynid.io.readers import write_recording_csv
 from dynid.io.result_json import load_result
 from dynid.models import Plant, make_model, model_names
-from dynid.outputs import write_outputs
-from dynid.payload import identify_payload
+from dynid.io.outputs import write_outputs
+from dynid.identification.payload import identify_payload
 from dynid.sim import SimOptions, SineMotion, simulate
 
 G = 9.80665

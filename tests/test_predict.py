@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynid.identify import identify
+from dynid.identification import identify
 from dynid.io.result_json import IdentifiedModel
 from dynid.models import Plant, make_model
 from dynid.predict import predict
@@ -22,7 +22,7 @@ def test_stick_aware_prediction_follows_the_static_friction_sweep():
     idm = IdentifiedModel(res.plant, res.theta, res.cond.cutoff_hz, 4, "A1", {})
     pred = predict(idm, val)
     meas = pred.measured
-    from dynid.conditioning import condition
+    from dynid.signal.conditioning import condition
 
     c = condition(val, idm.conditioning_options(), require_motion=False)
     assert c.stuck.any()

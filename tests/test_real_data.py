@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dynid.io.recording import read_recording, write_recording_csv
+from dynid.io.readers import read_recording, write_recording_csv
 from dynid.models import Plant, make_model
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "real_data.py"
@@ -78,7 +78,7 @@ def test_kuka_dh_model_matches_pinocchio_built_independently(real_data, bench):
 def test_panda_held_out_error_meets_the_issue_bar(real_data, bench):
     """Fit on the first 70 % (recorded dq as dq columns, the jittery time stamps as t), predict the last
     30 % on every row: relative error <= 3.02 % (the plain Pinocchio OLS on this split)."""
-    from dynid.identify import identify
+    from dynid.identification import identify
     from dynid.io.result_json import IdentifiedModel
     from dynid.predict import predict
 

@@ -11,13 +11,13 @@ import json
 import numpy as np
 import pytest
 
-from dynid.config import ModelConfig
+from dynid.models.config import ModelConfig
 from dynid.errors import ConfigError
-from dynid.io.recording import read_recording, write_recording_csv
+from dynid.io.readers import read_recording, write_recording_csv
 from dynid.models import Plant, make_model
 from dynid.models.base import FrictionModel, Joint
 from dynid.recording import Recording
-from dynid.transmission import Transmission
+from dynid.models.transmission import Transmission
 
 N = [32.0, 32.0, 45.0, -48.0, 45.0, 32.0]
 TX40 = {"gear_ratios": N, "coupling": [[6, 5, 32.0]], "offsets": [0.0, -np.pi / 2, np.pi / 2, 0.0, 0.0, 0.0],
@@ -224,8 +224,8 @@ def test_coupled_wrist_identified_from_motor_side_data(real_data, tmp_path, caps
 
 def test_without_the_coupling_terms_joint_5_cannot_be_fitted(real_data):
     """The motor-6 friction is invisible to per-joint columns: leaving out the motor terms costs joint 5."""
-    from dynid.conditioning import ConditioningOptions
-    from dynid.identify import IdentifyOptions, identify
+    from dynid.signal.conditioning import ConditioningOptions
+    from dynid.identification import IdentifyOptions, identify
 
     urdf = real_data / "staubli_tx40_figaroh/tx40.urdf"
     _, joint = _simulate_motor_side(urdf, seed=4, duration_s=8.0)
@@ -242,7 +242,7 @@ def test_without_the_coupling_terms_joint_5_cannot_be_fitted(real_data):
 
 def test_conditioning_smooths_the_coupled_motor_sign_like_the_joints(rng):
     """The extra sign column of a direction u equals the joints' treatment applied to u·qd."""
-    from dynid.conditioning import ConditioningOptions, condition
+    from dynid.signal.conditioning import ConditioningOptions, condition
 
     t = np.arange(4000) * 1e-3
     q = np.column_stack([np.sin(2 * np.pi * 0.7 * t), np.sin(2 * np.pi * 1.1 * t + 1.0)])

@@ -16,15 +16,15 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Recording": "recording",
-    "read_recording": "io.recording", "write_recording_csv": "io.recording",
-    "ConditioningOptions": "conditioning", "Conditioned": "conditioning", "condition": "conditioning",
+    "read_recording": "io.readers", "write_recording_csv": "io.readers",
+    "ConditioningOptions": "signal.conditioning", "Conditioned": "signal.conditioning", "condition": "signal.conditioning",
     "DynamicModel": "models", "FrictionModel": "models", "Plant": "models", "make_model": "models",
     "model_names": "models",
-    "IdentifyOptions": "identify", "Identification": "identify", "identify": "identify",
+    "IdentifyOptions": "identification.pipeline", "Identification": "identification.pipeline", "identify": "identification.pipeline",
     "IdentifiedModel": "io.result_json", "load_result": "io.result_json",
     "read_prg": "io.prg",
     "predict": "predict",
-    "identify_payload": "payload",
+    "identify_payload": "identification.payload",
     "DynidError": "errors", "ShapeError": "errors", "ConfigError": "errors", "FileFormatError": "errors",
     "InputDataError": "errors", "IdentifiabilityError": "errors", "MissingExtraError": "errors",
 }

@@ -16,13 +16,13 @@ from typing import Callable
 
 import numpy as np
 
-from .identify import Identification, IdentifyOptions, identify
-from .io.recording import write_recording_csv
+from .identification.pipeline import Identification, IdentifyOptions, identify
+from .io.readers import write_recording_csv
 from .io.result_json import load_result
 from .models import Plant, model_class
 from .models.scara import (IDENT_FREQS_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, IDENT_START, IDENT_TARGET)
-from .conditioning import condition
-from .outputs import write_outputs
+from .signal.conditioning import condition
+from .io.outputs import write_outputs
 from .predict import Prediction, predict
 from .sim import SimOptions, SineMotion, simulate
 from .units import to_si

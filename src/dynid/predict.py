@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .conditioning import condition, lowpass
+from .signal.conditioning import condition, lowpass
 from .io.result_json import IdentifiedModel
 from .metrics import nrmse, relative_error_norm
 from .recording import Recording

@@ -10,7 +10,7 @@ import pytest
 from dynid.cli.main import main
 from dynid.io.prg import read_prg
 from dynid.io.rec import SIGNALS, read_rec
-from dynid.io.recording import write_recording_csv
+from dynid.io.readers import write_recording_csv
 from dynid.models import Plant, make_model
 from dynid.sim import SimOptions, SineMotion, simulate
 

@@ -8,7 +8,7 @@ import pytest
 
 from dynid.errors import ConfigError, MissingExtraError
 from dynid.excite import mcbasic_program, plan_sine, plot_motion, write_mcbasic, write_trajectory_csv
-from dynid.io.recording import read_recording
+from dynid.io.readers import read_recording
 from dynid.models.scara import IDENT_FILTER_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, IDENT_START, IDENT_TARGET
 from dynid.units import to_si
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dynid.cli.main import main
 from dynid.errors import DynidError
-from dynid.io.recording import read_recording, write_recording_csv
+from dynid.io.readers import read_recording, write_recording_csv
 from dynid.recording import Recording
 
 

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from dynid.base_params import structural_base
+from dynid.identification.base_params import structural_base
 from dynid.models import Plant, model_class, model_names
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynid.base_params import structural_base
+from dynid.identification.base_params import structural_base
 from dynid.errors import ConfigError, InputDataError, ShapeError
 from dynid.models import Plant, make_model, model_class
 from dynid.models.delta import (DeltaGeometry, cartesian_to_joint, forward_kinematics, inverse_kinematics,
@@ -327,8 +327,8 @@ def test_identify_delta3_end_to_end():
     The validation torque is computed exactly as the pipeline computes its own (conditioned motion,
     low-pass filtered Coulomb sign) and compared with the filtered measured torque.
     """
-    from dynid.conditioning import condition
-    from dynid.identify import ParameterStatus, identify
+    from dynid.signal.conditioning import condition
+    from dynid.identification import ParameterStatus, identify
     from dynid.metrics import nrmse
     from dynid.sim import SimOptions, SineMotion, TrajectoryMotion, simulate
 

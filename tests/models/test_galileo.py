@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dynid.base_params import structural_base
+from dynid.identification.base_params import structural_base
 from dynid.models import Plant, make_model, model_class
 
 G = 9.80665

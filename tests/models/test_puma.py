@@ -274,7 +274,7 @@ def multi_sine(record_s, dt, f0, seed):
 def measured(path, motion, *, seed, armature=None, noise=0.005, counts_per_rev=2**16):
     """Pinocchio RNEA torque + viscous/Coulomb friction; 0.5 % torque noise (of each joint's peak),
     positions quantised to the encoder. Writes the CSV and returns the true torque (N, 6)."""
-    from dynid.io.recording import write_recording_csv
+    from dynid.io.readers import write_recording_csv
     from dynid.recording import Recording
 
     t, q, qd, qdd = motion

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dynid.errors import ConfigError
-from dynid.identify import ParameterStatus, identify
+from dynid.identification import ParameterStatus, identify
 from dynid.models import Plant, make_model, model_class
 from dynid.models.scara import (IDENT_FILTER_HZ, IDENT_FREQS_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, IDENT_START,
                                 IDENT_TARGET)
@@ -254,7 +254,7 @@ def _validation_motion(t):
 
 
 def _write_softmc_csv(path, data):
-    from dynid.io.recording import write_recording_csv
+    from dynid.io.readers import write_recording_csv
 
     write_recording_csv(path, Recording(data.t, data.q / SOFTMC_TO_SI, data.tau),
                         meta={"units": "softmc (deg, deg, mm, deg)"})

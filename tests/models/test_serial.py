@@ -15,7 +15,7 @@ import os
 import numpy as np
 import pytest
 
-from dynid.base_params import structural_base
+from dynid.identification.base_params import structural_base
 from dynid.errors import ConfigError, FileFormatError
 from dynid.models import Plant, make_model
 

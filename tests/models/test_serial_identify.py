@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dynid.cli.main import main
-from dynid.io.recording import write_recording_csv
+from dynid.io.readers import write_recording_csv
 from dynid.recording import Recording
 
 pin = pytest.importorskip("pinocchio")
@@ -97,7 +97,7 @@ def test_ur5_urdf_with_ros_tags_identify_then_predict(tmp_path, capsys):
 
 
 def test_standard_parameters_keep_the_urdf_values_where_the_data_are_silent(real_data):
-    from dynid.identify import identify
+    from dynid.identification import identify
     from dynid.models import Plant, make_model
 
     urdf = real_data / "staubli_tx40_figaroh/tx40.urdf"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dynid.errors import ConfigError
-from dynid.identify import identify
+from dynid.identification import identify
 from dynid.models import Plant, make_model, model_class
 from dynid.recording import Recording
 

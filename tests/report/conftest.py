@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dynid.cli.main import main
-from dynid.io.recording import write_recording_csv
+from dynid.io.readers import write_recording_csv
 from dynid.models import Plant, make_model
 from dynid.sim import SimOptions, SineMotion, simulate
 

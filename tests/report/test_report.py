@@ -11,7 +11,7 @@ import pytest
 
 from dynid.cli.main import main
 from dynid.errors import FileFormatError
-from dynid.io.recording import write_recording_csv
+from dynid.io.readers import write_recording_csv
 from dynid.io.result_json import load_result
 from dynid.predict import predict
 from dynid.report import Validation, load_report_data, render_report, write_validation_report
@@ -132,7 +132,7 @@ def test_validation_report(sound_run, tmp_path):
     val = simulate(CRANK, THETA, SineMotion([-1.0], [1.8], [0.8], record_s=6), seed=2)
     csv = tmp_path / "val.csv"
     write_recording_csv(csv, val)
-    from dynid.io.recording import read_recording
+    from dynid.io.readers import read_recording
 
     pred = predict(load_result(sound_run / "result.json"), read_recording(csv, n_joints=1))
     out = write_validation_report(sound_run / "result.json", pred, tmp_path / "validation.html", source="val.csv")

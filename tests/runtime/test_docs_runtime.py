@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["dynid.runtime.units", "dynid.runtime.feedforward", "dynid.runtime.collision", "dynid.sim.profile",
+MODULES = ["dynid.runtime.drive_units", "dynid.runtime.feedforward", "dynid.runtime.collision", "dynid.sim.profile",
            "dynid.sim.closed_loop"]
 
 

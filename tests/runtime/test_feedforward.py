@@ -133,8 +133,8 @@ def test_step_allocates_no_arrays(puma, rng):
 
 def test_cli_feedforward_batch(tmp_path, capsys):
     """`dynid feedforward RESULT.json TRAJ.csv --delay 3 --out FILE` shifts the model torque by 3 rows."""
-    from dynid.identify import identify
-    from dynid.outputs import write_outputs
+    from dynid.identification import identify
+    from dynid.io.outputs import write_outputs
     from dynid.sim import SineMotion, simulate
 
     plant = Plant(make_model("rotary3"))

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from dynid.cli.main import main
-from dynid.identify import identify
+from dynid.identification import identify
 from dynid.io._fastcsv import format_rows
 from dynid.models import Plant, make_model
-from dynid.outputs import write_outputs
+from dynid.io.outputs import write_outputs
 from dynid.runtime import FeedForward
 from dynid.sim import SineMotion
 from dynid.sim.closed_loop import Command, DriveOptions, ExternalStep, ServoGains, joint_inertia, run_closed_loop

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..identify import Identification
+from ..identification.pipeline import Identification
 from ..units import velocity_unit
 from ._common import fmt, table
 

@@ -24,7 +24,7 @@ def run(args) -> int:
 
     from ..demo import run_demo
     from ..io.result_json import jsonable
-    from ..outputs import result_dict
+    from ..io.outputs import result_dict
     from . import _summary
 
     progress = Progress("demo", quiet=args.quiet or args.json)

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from ..config import load_config_file
+from ..models.config import load_config_file
 from ..errors import ConfigError
 from ..io.result_json import jsonable
 from ..models import Plant, make_model

@@ -43,7 +43,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..io.controller_log import read_controller_log
     from ..runtime.feedforward import FeedForward, feedforward_batch
-    from ..runtime.units import permille_from_torque_factor
+    from ..runtime.drive_units import permille_from_torque_factor
 
     ident = load_result(args.result)
     model = ident.plant.model

@@ -6,15 +6,15 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from ..conditioning import ConditioningOptions
-from ..consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
-from ..config import load_config_file
+from ..signal.conditioning import ConditioningOptions
+from ..identification.consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
+from ..models.config import load_config_file
 from ..errors import ConfigError
-from ..fit import WEIGHTINGS
-from ..identify import ESTIMATORS, IdentifyOptions, identify
-from ..io.recording import read_recording
+from ..identification.solve import WEIGHTINGS
+from ..identification.pipeline import ESTIMATORS, IdentifyOptions, identify
+from ..io.readers import read_recording
 from ..models import Plant, make_model
-from ..outputs import default_element, result_dict, write_outputs
+from ..io.outputs import default_element, result_dict, write_outputs
 from . import _summary
 from ._common import EXIT_FAILED, EXIT_OK, Progress, parse_floats, print_json
 
@@ -127,7 +127,7 @@ def run(args) -> int:
     progress = Progress("identify", quiet=args.quiet or args.json)
     extra = {}
     if args.cutoff == "auto":
-        from ..cutoff_select import select_cutoff
+        from ..identification.cutoff_select import select_cutoff
 
         sel = select_cutoff(rec, plant, options, progress=progress)
         options = replace(options, conditioning=replace(options.conditioning, cutoff_hz=sel.chosen_hz))
@@ -153,7 +153,7 @@ def run(args) -> int:
 
 def run_payload(args) -> int:
     from ..io.result_json import load_result
-    from ..payload import identify_payload
+    from ..identification.payload import identify_payload
 
     idm = load_result(args.payload_of)
     model = idm.plant.model

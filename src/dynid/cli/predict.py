@@ -8,7 +8,7 @@ import numpy as np
 
 from ..io._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
-from ..io.recording import read_recording
+from ..io.readers import read_recording
 from ..io.result_json import jsonable, load_result
 from ..predict import predict
 from ._common import EXIT_OK, add_result_argument, print_json, table

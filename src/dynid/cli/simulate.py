@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..outputs import write_outputs
+    from ..io.outputs import write_outputs
     from ..sim._plot import plot_runs
     from ..sim.scenarios import run_scenario
 

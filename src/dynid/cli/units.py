@@ -66,7 +66,7 @@ def _need(value, flag: str, kind: str):
 
 
 def run(args) -> int:
-    from ..runtime import units as U
+    from ..runtime import drive_units as U
 
     kind = _kind(args)
     notes: list[str] = []

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..base_params import BaseParameters, structural_base
+from ..identification.base_params import BaseParameters, structural_base
 from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
 from ._threads import blas_single_threaded

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import FileFormatError, InputDataError
 from ..recording import Recording
 from ..units import position_scale
-from .recording import _read_csv, read_recording
+from .readers import _read_csv, read_recording
 
 __all__ = ["ControllerLog", "read_controller_log", "COMMAND_COLUMNS"]
 
@@ -49,7 +49,7 @@ def read_controller_log(path: str | os.PathLike, *, n_joints: int, joint_kinds: 
     Raises
     ------
     FileFormatError, InputDataError
-        As :func:`~dynid.io.recording.read_recording`; also for command columns that do not cover
+        As :func:`~dynid.io.readers.read_recording`; also for command columns that do not cover
         every joint or hold non-finite values.
     """
     path = Path(path)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..conditioning import ConditioningOptions
+from ..signal.conditioning import ConditioningOptions
 from ..errors import FileFormatError
 from ..models.base import Plant
 

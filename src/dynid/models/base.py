@@ -19,9 +19,9 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from .._validation import as_joint_array
-from ..config import ModelConfig, Payload
+from .config import ModelConfig, Payload
 from ..errors import ConfigError, ShapeError
-from ..transmission import Transmission
+from .transmission import Transmission
 from ..units import force_unit, velocity_unit
 
 __all__ = ["Joint", "Parameter", "DynamicModel", "FrictionModel", "Plant", "FRICTION_TERMS", "MOTOR_TERMS",
@@ -208,7 +208,7 @@ class DynamicModel(ABC):
 
     # ------------------------------------------------------------------ variants and hooks
     def with_config(self, **changes: Any) -> "DynamicModel":
-        """The same robot with some :class:`~dynid.config.ModelConfig` fields replaced.
+        """The same robot with some :class:`~dynid.models.config.ModelConfig` fields replaced.
 
         Models whose constructor takes more than the configuration (e.g. a URDF) override this.
         """
@@ -270,7 +270,7 @@ class DynamicModel(ABC):
 
     def describe(self) -> dict[str, Any]:
         """Machine-readable description (``dynid models --json``)."""
-        from ..config import COMMON_KEYS
+        from .config import COMMON_KEYS
 
         return {
             "name": self.name,
@@ -305,7 +305,7 @@ FRICTION_TERMS: dict[str, tuple[tuple[str, ...], str]] = {
 MOTOR_TERMS = ("motor_viscous", "motor_coulomb", "motor_armature")
 _TERM_ORDER = tuple(FRICTION_TERMS)
 AUTO_FRICTION = "auto"
-"""``friction: auto``: the friction model is chosen by validation error (dynid.friction_select)."""
+"""``friction: auto``: the friction model is chosen by validation error (dynid.identification.friction_select)."""
 _DISCONTINUOUS = {"coulomb", "coulomb_asym", "stribeck", "motor_coulomb"}
 
 
@@ -316,7 +316,7 @@ class FrictionModel:
     torque is ``rigid-body torque + Fv·qd + Fc·sign(qd) + ...``. The softMC sign is applied only when
     writing the PRG.
 
-    Coupled motors (:mod:`dynid.transmission`): a motor ``m`` whose row of the motor-from-joint matrix
+    Coupled motors (:mod:`dynid.models.transmission`): a motor ``m`` whose row of the motor-from-joint matrix
     ``R`` has several non-zero entries turns with ``R[m, :] · qd``. Its rotor inertia and friction
     reach the joints through ``R^T``; with ``u = R[m, :] / R[m, m]`` they add, on joint ``j``,
     ``u_j · (Fvm·(u·qd) + Fcm·sign(u·qd) + Iam·(u·qdd))``. The coefficients are in the joint units of
@@ -440,7 +440,7 @@ class FrictionModel:
         sign : ndarray, shape (N, n_joints) or (N, n_joints + n_coupled), optional
             Replacement for ``sign(qd)`` of the per-joint terms (e.g. the low-pass filtered sign used
             for identification so the Coulomb step is smoothed like the filtered torque). Default
-            ``np.sign(qd)``. Extra columns, as :func:`~dynid.conditioning.condition` appends them for
+            ``np.sign(qd)``. Extra columns, as :func:`~dynid.signal.conditioning.condition` appends them for
             ``sign_directions``, replace the coupled motors' ``sign(u·qd)``.
         motor_sign : ndarray, shape (N, n_coupled), optional
             Replacement for ``sign(u·qd)`` of the coupled motors' Coulomb term; default: the extra

@@ -45,7 +45,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..config import ModelConfig
+from .config import ModelConfig
 from ..errors import ConfigError
 from ._rnea import BODY_PARAM_NAMES, N_BODY_PARAMS, chain_regressor, compile_chain
 from ._urdf import body_parameters, chain_elements, check_chain, dh_chain, read_urdf

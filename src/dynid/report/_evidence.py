@@ -1,4 +1,4 @@
-"""One evidence plot per automatic diagnosis (codes of :mod:`dynid.diagnostics`).
+"""One evidence plot per automatic diagnosis (codes of :mod:`dynid.identification.diagnostics`).
 
 Each builder takes the report data and one ``diagnostics_detail`` entry ``{code, severity, joint,
 message, evidence}`` and returns a :class:`~._spec.FigureSpec`, or None when the finding is a
@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .. import diagnostics as dg
+from ..identification import diagnostics as dg
 from ._data import ReportData
 from ._figures import (NARROW, WIDE, gated_spans, plot_px, position_display, position_limits, torque_unit,
                        velocity_unit)

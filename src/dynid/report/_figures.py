@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..models.base import FrictionModel, Joint
-from ..transmission import Transmission
+from ..models.transmission import Transmission
 from ._data import ReportData, Validation
 from ._spec import COLORS, FigureSpec, Panel, Trace, density, envelope
 from ._svg import MARGIN

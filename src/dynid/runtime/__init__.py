@@ -10,7 +10,7 @@ from .collision import (CollisionMonitor, DerivedThresholds, Detection, MonitorS
                         ThresholdOptions, derive_thresholds, model_residuals, replay)
 from .feedforward import (DEFAULT_DELAY_CYCLES, FeedForward, FeedForwardBatch, FeedForwardState, FeedForwardStatus,
                           estimate_delay_cycles, feedforward_batch)
-from .units import (SoftmcUnitWarning, permille_from_rated_torque, permille_from_torque_factor, permille_to_torque,
+from .drive_units import (SoftmcUnitWarning, permille_from_rated_torque, permille_from_torque_factor, permille_to_torque,
                     pulley_lead, torque_factor_linear_motor, torque_factor_rotary, torque_factor_screw,
                     torque_factor_screw_softmc, torque_feedback, torque_threshold_continuous, torque_threshold_peak)
 

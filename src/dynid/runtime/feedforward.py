@@ -109,7 +109,7 @@ class FeedForward:
     def from_result(cls, identified, *, delay_cycles: int = DEFAULT_DELAY_CYCLES,
                     torque_threshold: npt.ArrayLike | None = None, payload_mass: float | None = None,
                     payload_inertia: float | None = None, clamp: bool = True) -> "FeedForward":
-        """Build from an identification (:class:`~dynid.identify.Identification` or the
+        """Build from an identification (:class:`~dynid.identification.pipeline.Identification` or the
         :class:`~dynid.io.result_json.IdentifiedModel` of a result.json), optionally with another payload
         [kg, kg m²]."""
         plant = identified.plant

@@ -4,7 +4,7 @@ experiments qualitatively (spec/units-and-runtime.md §6) and the collision test
 Every scenario starts from a representative robot ("true" robot: parameters, friction including an
 unmodelled Stribeck term, drive limits, encoder, noise), simulates the source's SineWave
 identification run on it in closed loop, identifies it with the dynid pipeline
-(:func:`~dynid.identify.identify`, softMC's ``viscous+coulomb`` friction, PUMA with the
+(:func:`~dynid.identification.pipeline.identify`, softMC's ``viscous+coulomb`` friction, PUMA with the
 ``armature`` extension) and uses *that* result for the feed-forward and the collision detector. The
 true robot is then run with and without the additive torque, the servo gains identical.
 
@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ConfigError
-from ..identify import Identification, IdentifyOptions, identify
+from ..identification.pipeline import Identification, IdentifyOptions, identify
 from ..models import Plant, make_model
 from ..runtime.collision import DerivedThresholds, ThresholdOptions, replay, thresholds_from_fit
 from ..runtime.feedforward import FeedForward
@@ -227,7 +227,7 @@ def identify_robot(spec: RobotSpec, *, seed: int = 0, sample_period: float = 1e-
                    substeps: int | None = None) -> tuple[Identification, ClosedLoopRun]:
     """Simulate the SineWave identification run of ``spec`` in closed loop and identify it with dynid.
 
-    Returns the :class:`~dynid.identify.Identification` and the simulated run.
+    Returns the :class:`~dynid.identification.pipeline.Identification` and the simulated run.
     """
     plant, theta = spec.true_plant()
     motion = SineMotion(spec.ident_start, spec.ident_target, spec.ident_freqs_hz, record_s=spec.ident_record_s,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ConfigError, IdentifiabilityError
+from ..errors import ConfigError, IdentifiabilityError
 
 __all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time"]
 

@@ -12,7 +12,7 @@ Files may be JSON, YAML or TOML. Common keys:
 ``stribeck_velocity`` [rad/s or m/s] for the ``stribeck`` friction term, default 0.1
 ``friction_sign``     sign of friction in the PRG: -1 softMC (default), +1 conventional
 ``transmission``      gear ratios, joint coupling and offsets between motors and joints, and which side
-                      the recording holds (:mod:`dynid.transmission`); default none (joint side)
+                      the recording holds (:mod:`dynid.models.transmission`); default none (joint side)
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from .errors import ConfigError, FileFormatError
+from ..errors import ConfigError, FileFormatError
 from .transmission import Transmission
 
 __all__ = ["Payload", "ModelConfig", "load_config_file", "COMMON_KEYS"]

@@ -42,8 +42,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .errors import ConfigError, ShapeError
-from .recording import Recording
+from ..errors import ConfigError, ShapeError
+from ..recording import Recording
 
 __all__ = ["Transmission", "SIDES"]
 

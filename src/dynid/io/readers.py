@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import FileFormatError, InputDataError, MissingExtraError
 from ..recording import Recording
-from ..transmission import Transmission
+from ..models.transmission import Transmission
 from ..units import position_scale
 
 __all__ = ["read_recording", "write_recording_csv", "MIN_SAMPLES"]
@@ -58,7 +58,7 @@ def read_recording(
     transmission : Transmission, optional
         The model's drive trains (configuration key ``transmission``). Columns it declares motor side
         are converted to the joint side after the unit conversion: ``q = R^-1 q_motor + offsets``,
-        ``dq = R^-1 dq_motor``, ``tau = R^T tau_motor`` (:mod:`dynid.transmission`).
+        ``dq = R^-1 dq_motor``, ``tau = R^T tau_motor`` (:mod:`dynid.models.transmission`).
 
     Returns
     -------

@@ -16,12 +16,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .io.result_json import IdentifiedModel
-from .errors import DynidError
-from .metrics import nrmse
-from .predict import predict
-from .models.base import Plant
-from .recording import Recording
+from ..io.result_json import IdentifiedModel
+from ..errors import DynidError
+from ..metrics import nrmse
+from ..predict import predict
+from ..models.base import Plant
+from ..recording import Recording
 
 __all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for", "MIN_GAIN"]
 
@@ -71,7 +71,7 @@ class FrictionSelection:
 def select_friction(rec: Recording, plant: Plant, options, candidates: Sequence[str] | None = None,
                     progress: Callable[[str, float], None] | None = None) -> FrictionSelection:
     """Choose the friction model of ``plant`` for ``rec`` by two-fold held-out torque error."""
-    from .identify import identify
+    from .pipeline import identify
 
     model = plant.model
     candidates = candidates_for(model) if candidates is None else tuple(candidates)

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["PhysicalConsistency", "pseudo_inertia", "standard_from_pseudo", "log_cholesky_to_standard",
            "standard_to_log_cholesky", "physical_consistency"]

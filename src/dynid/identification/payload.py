@@ -20,15 +20,15 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .conditioning import condition
-from .config import Payload
-from .errors import ConfigError, IdentifiabilityError
-from .fit import weighted_lstsq
-from .identify import Identification, IdentifyOptions, ParameterStatus, identify
-from .io.result_json import IdentifiedModel
-from .metrics import relative_errors
-from .models.base import Plant
-from .recording import Recording
+from ..signal.conditioning import condition
+from ..models.config import Payload
+from ..errors import ConfigError, IdentifiabilityError
+from .solve import weighted_lstsq
+from .pipeline import Identification, IdentifyOptions, ParameterStatus, identify
+from ..io.result_json import IdentifiedModel
+from ..metrics import relative_errors
+from ..models.base import Plant
+from ..recording import Recording
 
 __all__ = ["PayloadEstimate", "identify_payload", "PAYLOAD_FIELDS", "NO_PAYLOAD_MODELS"]
 
@@ -110,7 +110,7 @@ def identify_payload(rec: Recording, idm: IdentifiedModel, *, config: Mapping[st
 
 def _coefficients(rec, idm, base_cfg, user, payload_params, options, progress) -> PayloadEstimate:
     """Known payload: the robot's parameters and friction are known, the payload coefficients are fitted."""
-    from .models import make_model
+    from ..models import make_model
 
     cfg = {**base_cfg, **user}
     known = _robot_known(idm, keep_free=payload_params)
@@ -127,7 +127,7 @@ def _coefficients(rec, idm, base_cfg, user, payload_params, options, progress) -
 
 def _properties(rec, idm, base_cfg, user, options, progress) -> PayloadEstimate:
     """Unknown payload: its mass and inertia are fitted, everything else is held."""
-    from .models import make_model
+    from ..models import make_model
 
     step = progress or (lambda s, f: None)
     cfg = {**base_cfg, **{k: v for k, v in user.items() if k != "payload"}}
@@ -182,7 +182,7 @@ def _evaluate_fixed(rec, plant, theta, cond, options) -> Identification:
     """Identification record of a fully known plant on conditioned data (no fit): errors + diagnostics."""
     from .base_params import BaseParameters
     from .diagnostics import diagnose
-    from .fit import LeastSquares
+    from .solve import LeastSquares
 
     tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)
     errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)

@@ -17,13 +17,13 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .base_params import BaseParameters, structural_base
-from .conditioning import Conditioned, ConditioningOptions, condition
+from ..signal.conditioning import Conditioned, ConditioningOptions, condition
 from .consistent import ConsistentFit, ConsistentOptions
-from .errors import ConfigError, IdentifiabilityError
-from .fit import LeastSquares, weighted_lstsq
-from .metrics import RelativeErrors, relative_errors
-from .models.base import Plant
-from .recording import Recording
+from ..errors import ConfigError, IdentifiabilityError
+from .solve import LeastSquares, weighted_lstsq
+from ..metrics import RelativeErrors, relative_errors
+from ..models.base import Plant
+from ..recording import Recording
 
 __all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus", "ESTIMATORS"]
 
@@ -55,7 +55,7 @@ class IdentifyOptions:
         them), and the fit is repeated until the outlier set no longer changes. ``consistent``: physically
         consistent link inertias (every link's pseudo-inertia positive definite, so positive masses and the
         triangle inequalities hold) by nonlinear least squares on the WLS rows, pulled toward the model's prior
-        (URDF) where the data are silent (:mod:`dynid.consistent`); models with link-wise standard parameters
+        (URDF) where the data are silent (:mod:`dynid.identification.consistent`); models with link-wise standard parameters
         only (``serial``).
     consistent : ConsistentOptions
         Options of the ``consistent`` estimator (``prior_weight``, ``friction_nonnegative``).
@@ -112,7 +112,7 @@ class Identification:
     cond: Conditioned
     tcmd: np.ndarray                  # (N, n_joints) model torque on the conditioned samples
     errors: RelativeErrors
-    diagnostics: tuple               # of dynid.diagnostics.Diagnostic
+    diagnostics: tuple               # of dynid.identification.diagnostics.Diagnostic
     notes: tuple[str, ...]
     derived: Mapping[str, Any]
     estimator: str = "wls"

@@ -34,9 +34,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ._validation import as_vector
-from .errors import ConfigError, InputDataError
-from .recording import Recording
+from .._validation import as_vector
+from ..errors import ConfigError, InputDataError
+from ..recording import Recording
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
            "lowpass", "butterworth_filtfilt"]

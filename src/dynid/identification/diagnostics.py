@@ -14,7 +14,7 @@ constants so they are documented in one place:
 - conditioning:  scaled condition number > ``MAX_CONDITION`` (1000) or a parameter's relative std > 30 %
 - wrong model / torque scale: residual explained by a simple function of the joint state
                  (R² > 0.5) and larger than noise, or physically impossible values (negative inertia)
-- stick-slip:    a joint that sticks at reversals (see dynid.conditioning, step 6) — reported, and
+- stick-slip:    a joint that sticks at reversals (see dynid.signal.conditioning, step 6) — reported, and
                  the samples around the sticks are left out of the fit
 - misalignment:  torque and kinematics shifted in time (the peers' classic bug): refitting with the
                  torque shifted by ``|δ|`` ≥ ``MIN_DELAY_SAMPLES`` (0.5) samples lowers the residual by more
@@ -63,7 +63,7 @@ def _axis(ident, j: int) -> str:
 
 
 def diagnose(ident) -> list[Diagnostic]:
-    """Run every check on an :class:`~dynid.identify.Identification`."""
+    """Run every check on an :class:`~dynid.identification.pipeline.Identification`."""
     out: list[Diagnostic] = []
     for check in (_too_slow, _few_cycles, _small_range, _saturation, _stick_slip, _conditioning, _misalignment,
                   _systematic_residual, _implausible, _noise):

@@ -64,7 +64,7 @@ the log-Cholesky path alone crawled, in about 10).
 
 **Standard deviations.** Laplace approximation in ``(pi, φ)``: the inverse of ``½∇²F`` with the
 data information ``Aᵀ A / s_c²`` at the consistent fit's own noise level (``s_c²`` from its residual,
-inflated by its autocorrelation time as in :mod:`dynid.fit`), propagated linearly to the base
+inflated by its autocorrelation time as in :mod:`dynid.identification.solve`), propagated linearly to the base
 parameters. A friction parameter held at its bound 0 has no standard deviation (NaN).
 
 References
@@ -86,9 +86,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ConfigError
-from .fit import LeastSquares, autocorrelation_time
-from .inertia import (_E, _P, PhysicalConsistency, _factor_derivatives, _homogenise, _length_scale,
+from ..errors import ConfigError
+from .solve import LeastSquares, autocorrelation_time
+from ..models.inertia import (_E, _P, PhysicalConsistency, _factor_derivatives, _homogenise, _length_scale,
                       _log_cholesky_factor, _upper_cholesky, log_cholesky_to_standard, physical_consistency,
                       pseudo_inertia, standard_from_pseudo, standard_to_log_cholesky)
 
@@ -220,7 +220,7 @@ def link_groups(plant) -> np.ndarray:
     ConfigError
         The model does not expose link-wise standard parameters, or the groups are malformed.
     """
-    from .identify import ESTIMATORS
+    from .pipeline import ESTIMATORS
 
     model = plant.model
     groups = list(model.link_parameter_groups())
@@ -609,7 +609,7 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     theta[free] = phi
     x = theta[cols]
 
-    # residual statistics on the weighted rows (as dynid.fit computes them for the linear fit)
+    # residual statistics on the weighted rows (as dynid.identification.solve computes them for the linear fit)
     res = A @ x - b
     res_lin = A @ theta_linear[cols] - b
     n_rows = res.size

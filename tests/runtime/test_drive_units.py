@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from dynid.cli.main import main
 from dynid.errors import ConfigError
-from dynid.runtime import units as U
+from dynid.runtime import drive_units as U
 
 positive = st.floats(min_value=1e-2, max_value=1e4, allow_nan=False, allow_infinity=False)
 

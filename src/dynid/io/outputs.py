@@ -1,4 +1,4 @@
-"""Turn an :class:`~dynid.identify.Identification` into the output files and write them atomically.
+"""Turn an :class:`~dynid.identification.pipeline.Identification` into the output files and write them atomically.
 
 ``IDNT<group>.PRG``, ``IDNT<group>.REC`` and ``result.json`` (spec/interfaces.md §2–3). All file
 contents are rendered first and committed together (temporary files + rename), so a failed run
@@ -13,13 +13,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import __version__
-from .identify import Identification, ParameterStatus
-from .io._atomic import commit_files
-from .io.prg import PrgContent, format_prg
-from .io.rec import format_rec
-from .io.result_json import jsonable
-from .units import velocity_unit
+from .. import __version__
+from ..identification.pipeline import Identification, ParameterStatus
+from ._atomic import commit_files
+from .prg import PrgContent, format_prg
+from .rec import format_rec
+from .result_json import jsonable
+from ..units import velocity_unit
 
 __all__ = ["result_dict", "prg_content", "rec_text", "write_outputs", "default_element"]
 

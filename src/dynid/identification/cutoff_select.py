@@ -1,6 +1,6 @@
 """Cutoff selection by validation error (``dynid identify --cutoff auto``).
 
-The default cutoff (20 × the motion bandwidth, :func:`dynid.conditioning.default_cutoff`) looks
+The default cutoff (20 × the motion bandwidth, :func:`dynid.signal.conditioning.default_cutoff`) looks
 only at the positions. How much of the torque above it the model explains depends on the robot:
 link-side torque sensors on a light arm see elastic vibrations the rigid model lacks (a lower
 cutoff is better), while motor torques and motor encoders of a heavy geared robot carry the rotor
@@ -29,10 +29,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .conditioning import default_cutoff
-from .errors import DynidError
-from .models.base import Plant
-from .recording import Recording
+from ..signal.conditioning import default_cutoff
+from ..errors import DynidError
+from ..models.base import Plant
+from ..recording import Recording
 
 __all__ = ["CutoffSelection", "select_cutoff", "FACTORS", "MIN_GAIN"]
 
@@ -78,9 +78,9 @@ def select_cutoff(rec: Recording, plant: Plant, options=None, factors: Sequence[
     -------
     CutoffSelection
     """
-    from .identify import IdentifyOptions, identify
-    from .io.result_json import IdentifiedModel
-    from .predict import predict
+    from .pipeline import IdentifyOptions, identify
+    from ..io.result_json import IdentifiedModel
+    from ..predict import predict
 
     options = options if options is not None else IdentifyOptions()
     copt = options.conditioning

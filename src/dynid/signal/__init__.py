@@ -1,0 +1,1 @@
+"""Signal conditioning: filtering, differentiation, velocity gating (spec/identification.md §3)."""
