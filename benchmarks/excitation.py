@@ -42,10 +42,9 @@ import numpy as np  # noqa: E402
 from dynid.excite import FourierOptions, JointLimits, optimize_fourier, plan_sine, predict_identifiability  # noqa: E402
 from dynid.signal.conditioning import ConditioningOptions  # noqa: E402
 from dynid.identification import IdentifyOptions, identify  # noqa: E402
-from dynid.io.result_json import IdentifiedModel  # noqa: E402
 from dynid.metrics import nrmse  # noqa: E402
 from dynid.models import Plant, make_model  # noqa: E402
-from dynid.predict import predict  # noqa: E402
+from dynid.fitted import predict  # noqa: E402
 from dynid.recording import Recording  # noqa: E402
 from dynid.sim import SimOptions, simulate  # noqa: E402
 
@@ -150,7 +149,7 @@ def main() -> None:
             r = {"cond": ident.lsq.condition_number, "success": ident.success,
                  "nrmse": nrmse(plant.torque(ident.theta, qv, qdv, qddv), tau_true)}
             if val is not None:
-                idm = IdentifiedModel(plant, ident.theta, ident.cond.cutoff_hz, ident.cond.options.filter_order, "PUMA", {})
+                idm = ident.model
                 r["nrmse_sim"] = predict(idm, val).nrmse()
             res[name, sname] = r
 

@@ -12,7 +12,7 @@ dynid runs as a user runs it: each recording is written as a dynid CSV in its re
 TX40 and KUKA on the motor side, converted by the ``transmission`` configuration), identified with
 ``dynid identify --model serial`` (URDF or DH table from the data folder; ``--cutoff auto``; the
 robot-specific configuration is printed), and the held-out motion is predicted from the written
-``result.json`` with :func:`dynid.predict.predict` on every recorded row (``trim=False``), so both
+``result.json`` with :meth:`dynid.FittedModel.predict` on every recorded row (``trim=False``), so both
 methods are scored on the same rows against the raw measured torque.
 
 The baseline is the plain method the READMEs describe: Pinocchio's ``computeJointTorqueRegressor``
@@ -42,9 +42,9 @@ from dynid.cli.main import main as dynid_main
 from dynid.signal.conditioning import lowpass as dynid_lowpass
 from dynid.identification import ESTIMATORS
 from dynid.io.readers import read_recording, write_recording_csv
-from dynid.io.result_json import load_result
+from dynid.fitted import load
 from dynid.metrics import nrmse, relative_error_norm
-from dynid.predict import predict
+from dynid.fitted import predict
 from dynid.recording import Recording
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,7 +178,7 @@ class Dynid:
     @staticmethod
     def predict(result: dict, rec_path: Path) -> tuple[np.ndarray, np.ndarray]:
         """Model torque on every row of ``rec_path`` (joint side) and the raw measured joint torque."""
-        idm = load_result(result["_path"])
+        idm = load(result["_path"])
         model = idm.plant.model
         rec = read_recording(rec_path, n_joints=model.n_joints, joint_kinds=model.joint_kinds,
                              transmission=model.config.transmission)

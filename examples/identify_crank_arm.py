@@ -9,8 +9,7 @@ predicts the torque of a second motion.
 import numpy as np
 
 from dynid import Plant, identify, make_model
-from dynid.io.result_json import IdentifiedModel
-from dynid.predict import predict
+from dynid.fitted import predict
 from dynid.sim import SimOptions, SineMotion, simulate
 
 plant = Plant(make_model("rotary3"))
@@ -23,5 +22,5 @@ for name, value, status in zip(result.plant.param_names, result.theta, result.st
     print(f"  {name:12s} {value:10.5f}  {status}")
 
 check = simulate(plant, truth, SineMotion([-1.0], [1.8], [0.8], record_s=6), SimOptions(noise=0.005), seed=2)
-model = IdentifiedModel(result.plant, result.theta, result.cond.cutoff_hz, 4, "A1", {})
+model = result.model
 print("validation NRMSE:", np.round(100 * predict(model, check).nrmse(), 2), "%")

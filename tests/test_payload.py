@@ -12,7 +12,7 @@ from dynid.errors import ConfigError, IdentifiabilityError
 from dynid.identification import identify
 from dynid.io.prg import read_prg
 from dynid.io.readers import write_recording_csv
-from dynid.io.result_json import load_result
+from dynid.fitted import load
 from dynid.models import Plant, make_model, model_names
 from dynid.io.outputs import write_outputs
 from dynid.identification.payload import identify_payload
@@ -34,7 +34,7 @@ def unloaded(tmp_path_factory):
     d = tmp_path_factory.mktemp("unloaded")
     rec = simulate(crank(KNOWN), THETA, MOTION, SimOptions(noise=0.005), seed=1)
     write_outputs(identify(rec, crank(KNOWN)), d)
-    return load_result(d / "result.json")
+    return load(d / "result.json")
 
 
 @pytest.mark.parametrize("mass,inertia,seed", [(2.0, 0.05, 2), (5.0, 0.0, 3), (0.8, 0.01, 4)])
@@ -53,8 +53,8 @@ def test_known_payload_identifies_the_payload_coefficients(tmp_path):
     """Step 1 without L^2, g*L (not identifiable unloaded), step 2 with a known 3 kg payload finds them."""
     rec0 = simulate(crank({}), THETA, MOTION, SimOptions(noise=0.005), seed=5)
     write_outputs(identify(rec0, crank({})), tmp_path)
-    idm = load_result(tmp_path / "result.json")
-    assert idm.data["parameters"]["status"][1] == "not identifiable"
+    idm = load(tmp_path / "result.json")
+    assert idm.status[1] == "not identifiable"
     rec = simulate(crank({"payload": {"mass": 3.0}}), THETA, MOTION, SimOptions(noise=0.005), seed=6)
     est = identify_payload(rec, idm, config={"payload": {"mass": 3.0}})
     assert est.mode == "coefficients"
@@ -70,7 +70,7 @@ def test_linear2_payload_uses_the_derived_gravity_coefficient(tmp_path):
     theta = [12.0, 12.0 * G * np.cos(np.radians(30)), 0.0, 40.0, 15.0]
     motion = SineMotion([-0.3], [0.4], [0.7], record_s=20)
     write_outputs(identify(simulate(plant, theta, motion, SimOptions(noise=0.005), seed=7), plant), tmp_path)
-    idm = load_result(tmp_path / "result.json")
+    idm = load(tmp_path / "result.json")
     loaded = Plant(make_model("linear2", {"payload": {"mass": 4.0}}))
     theta_l = [12.0, theta[1], G * np.cos(np.radians(30)), 40.0, 15.0]
     est = identify_payload(simulate(loaded, theta_l, motion, SimOptions(noise=0.005), seed=8), idm)
@@ -82,7 +82,7 @@ def test_cli_payload_run_writes_payload_properties(unloaded, tmp_path, capsys):
     f = tmp_path / "loaded.csv"
     write_recording_csv(f, rec)
     res = tmp_path / "r.json"
-    res.write_text(json.dumps(unloaded.data))
+    res.write_text(json.dumps(unloaded.to_dict()))
     out = tmp_path / "out"
     assert main(["identify", str(f), "--model", "rotary3", "--payload-of", str(res), "--out", str(out), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -95,8 +95,9 @@ def test_cli_payload_run_writes_payload_properties(unloaded, tmp_path, capsys):
 
 @pytest.mark.skipif("puma" not in model_names(), reason="the puma model is not part of this build")
 def test_no_payload_identification_for_puma_model_1(unloaded):
-    from dataclasses import replace
+    from dynid import FittedModel
 
-    idm = replace(unloaded, plant=Plant(make_model("puma")))
+    puma = Plant(make_model("puma"))
+    idm = FittedModel(puma, np.zeros(puma.n_params))
     with pytest.raises(ConfigError, match="not available"):
         identify_payload(None, idm)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from dynid.identification import identify
-from dynid.io.result_json import IdentifiedModel
 from dynid.models import Plant, make_model
-from dynid.predict import predict
+from dynid.fitted import predict
 from dynid.sim import SimOptions, SineMotion, simulate
 
 
@@ -19,7 +18,7 @@ def test_stick_aware_prediction_follows_the_static_friction_sweep():
     theta = [1.5, 1.5 * 9.80665, 0.0, 30.0, 25.0]
     res = identify(simulate(plant, theta, SineMotion([0.0], [0.15], [0.43], record_s=15), SimOptions(), seed=1), plant)
     val = simulate(plant, theta, SineMotion([0.02], [0.13], [0.37], record_s=10), SimOptions(), seed=2)
-    idm = IdentifiedModel(res.plant, res.theta, res.cond.cutoff_hz, 4, "A1", {})
+    idm = res.model
     pred = predict(idm, val)
     meas = pred.measured
     from dynid.signal.conditioning import condition
@@ -50,7 +49,7 @@ def test_at_rest_the_coulomb_term_is_zero_not_the_sign_of_noise():
     rec = Recording(t, q, tau)
     plant = Plant(make_model("rotary1", {"friction": "viscous+coulomb"}))
     res = identify(rec.slice(0, 8000), plant)
-    idm = IdentifiedModel(res.plant, res.theta, res.cond.cutoff_hz, 4, "A1", {})
+    idm = res.model
     pred = predict(idm, rec)
     rest = pred.t > 9.0
     assert np.abs(pred.tau[rest]).max() < 0.02 * FC

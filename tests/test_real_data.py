@@ -79,15 +79,14 @@ def test_panda_held_out_error_meets_the_issue_bar(real_data, bench):
     """Fit on the first 70 % (recorded dq as dq columns, the jittery time stamps as t), predict the last
     30 % on every row: relative error <= 3.02 % (the plain Pinocchio OLS on this split)."""
     from dynid.identification import identify
-    from dynid.io.result_json import IdentifiedModel
-    from dynid.predict import predict
+    from dynid.fitted import predict
 
     data = bench.load_panda(real_data)
     rec = data["rec"]
     cut = int(0.7 * rec.n_samples)
     plant = Plant(make_model("serial", {"friction": bench.PANDA_FRICTION}, urdf=data["urdf"]))
     res = identify(rec.slice(0, cut), plant)
-    idm = IdentifiedModel(plant, res.theta, res.cond.cutoff_hz, 4, "PANDA", {})
+    idm = res.model
     pred = predict(idm, rec.slice(cut, rec.n_samples), trim=False)
     assert pred.tau.shape == (rec.n_samples - cut, 7)
     assert pred.relative_error() <= 0.0302, pred.relative_error()

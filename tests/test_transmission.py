@@ -15,7 +15,8 @@ from dynid.models.config import ModelConfig
 from dynid.errors import ConfigError
 from dynid.io.readers import read_recording, write_recording_csv
 from dynid.models import Plant, make_model
-from dynid.models.base import FrictionModel, Joint
+from dynid.models.base import Joint
+from dynid.models.friction import FrictionModel
 from dynid.recording import Recording
 from dynid.models.transmission import Transmission
 

@@ -18,12 +18,11 @@ import numpy as np
 
 from .identification.pipeline import Identification, IdentifyOptions, identify
 from .io.readers import write_recording_csv
-from .io.result_json import load_result
+from .fitted import Prediction, load
 from .models import Plant, model_class
 from .models.scara import (IDENT_FREQS_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, IDENT_START, IDENT_TARGET)
 from .signal.conditioning import condition
 from .io.outputs import write_outputs
-from .predict import Prediction, predict
 from .sim import SimOptions, SineMotion, simulate
 from .units import to_si
 
@@ -75,8 +74,8 @@ def run_demo(out_dir: str | Path, *, progress: Callable[[str, float], None] | No
     write_recording_csv(out / "identification_run.csv", rec)
     write_recording_csv(out / "validation_run.csv", val)
     step("validating", 0.9)
-    identified = load_result(out / "result.json")
-    pred = predict(identified, val)
+    identified = load(out / "result.json")
+    pred = identified.predict(val)
     # the identified model against the true robot on the same (conditioned) validation motion
     cond = condition(val, identified.conditioning_options(), kinds, require_motion=False)
     est = identified.torque(cond.q, cond.qd, cond.qdd)

@@ -122,7 +122,7 @@ def test_outputs_get_the_usual_file_mode(tmp_path):
     import os
     import stat
 
-    from dynid.io._atomic import atomic_write_text
+    from dynid._atomic import atomic_write_text
 
     mask = os.umask(0o022)
     try:

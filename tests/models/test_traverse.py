@@ -118,8 +118,7 @@ def test_exact_data_recovers_the_parameters():
 
 def test_noisy_recording_predicts_a_new_motion():
     """0.5 % torque noise, quantised encoders: validation NRMSE <= 3 % per joint on another motion."""
-    from dynid.io.result_json import IdentifiedModel
-    from dynid.predict import predict
+    from dynid.fitted import predict
 
     links = TraverseLinks()
     engine = MujocoInverse(links.mjcf())
@@ -134,7 +133,7 @@ def test_noisy_recording_predicts_a_new_motion():
     motion = multi_sine([0.05, 20 * DEG, 0.1, 0.0], [[0.2, 0.1], [100 * DEG, 40 * DEG], [0.05, 0.03], [150 * DEG, 80 * DEG]],
                         [[0.27, 0.59], [0.33, 0.71], [0.41, 0.67], [0.23, 0.53]], [[0, 1], [1, 2], [2, 0.5], [0.3, 1.1]], tv)
     val = drive_record(engine, *motion, tv, viscous=FV, coulomb=FC, kinds=kinds, noise=0.0, seed=5)
-    identified = IdentifiedModel(res.plant, res.theta, res.cond.cutoff_hz, res.cond.options.filter_order, "TRAVERSE", {})
+    identified = res.model
     pred = predict(identified, Recording(val.t, val.q, val.tau_true))
     truth = val.tau_true[pred.rows]
     nrmse = np.sqrt(np.mean((pred.tau - truth) ** 2, axis=0)) / np.sqrt(np.mean(truth**2, axis=0))

@@ -12,8 +12,8 @@ import pytest
 from dynid.cli.main import main
 from dynid.errors import FileFormatError
 from dynid.io.readers import write_recording_csv
-from dynid.io.result_json import load_result
-from dynid.predict import predict
+from dynid.fitted import load
+from dynid.fitted import predict
 from dynid.report import Validation, load_report_data, render_report, write_validation_report
 from dynid.sim import SineMotion, simulate
 
@@ -134,7 +134,7 @@ def test_validation_report(sound_run, tmp_path):
     write_recording_csv(csv, val)
     from dynid.io.readers import read_recording
 
-    pred = predict(load_result(sound_run / "result.json"), read_recording(csv, n_joints=1))
+    pred = predict(load(sound_run / "result.json"), read_recording(csv, n_joints=1))
     out = write_validation_report(sound_run / "result.json", pred, tmp_path / "validation.html", source="val.csv")
     page = parse_page(out)
     check_self_contained(page)

@@ -23,7 +23,7 @@ def run(args) -> int:
     import numpy as np
 
     from ..demo import run_demo
-    from ..io.result_json import jsonable
+    from ..fitted import jsonable
     from ..io.outputs import result_dict
     from . import _summary
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..models.config import load_config_file
 from ..errors import ConfigError
-from ..io.result_json import jsonable
+from ..fitted import jsonable
 from ..models import Plant, make_model
 from ..units import position_scale, position_unit
 from . import _common

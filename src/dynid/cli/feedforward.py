@@ -7,9 +7,9 @@ import sys
 import numpy as np
 
 from ..errors import ConfigError
-from ..io._atomic import atomic_write_bytes
+from .._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
-from ..io.result_json import jsonable, load_result
+from ..fitted import jsonable, load
 from ._common import EXIT_OK, add_result_argument, parse_floats, print_json
 
 
@@ -45,8 +45,8 @@ def run(args) -> int:
     from ..runtime.feedforward import FeedForward, feedforward_batch
     from ..runtime.drive_units import permille_from_torque_factor
 
-    ident = load_result(args.result)
-    model = ident.plant.model
+    ident = load(args.result)
+    model = ident.model
     n = model.n_joints
     log = read_controller_log(args.trajectory, n_joints=n, joint_kinds=model.joint_kinds, units=args.units,
                               require_tau=False)

@@ -14,7 +14,7 @@ from ..identification.solve import WEIGHTINGS
 from ..identification.pipeline import ESTIMATORS, IdentifyOptions, identify
 from ..io.readers import read_recording
 from ..models import Plant, make_model
-from ..io.outputs import default_element, result_dict, write_outputs
+from ..io.outputs import result_dict, write_outputs
 from . import _summary
 from ._common import EXIT_FAILED, EXIT_OK, Progress, parse_floats, print_json
 
@@ -136,7 +136,7 @@ def run(args) -> int:
     progress.close()
     if extra:
         ident = replace(ident, notes=ident.notes + (sel.note(),))
-    element = args.element or default_element(ident)
+    element = args.element or ident.model.element
     source = {"recording": str(Path(args.recording).resolve()), "units": args.units}
     written = write_outputs(ident, args.out, element=element, group=args.group, source=source, extra=extra)
     if not args.no_report:  # rendered from the files just written, as 'dynid report' would
@@ -152,10 +152,10 @@ def run(args) -> int:
 
 
 def run_payload(args) -> int:
-    from ..io.result_json import load_result
+    from ..fitted import load
     from ..identification.payload import identify_payload
 
-    idm = load_result(args.payload_of)
+    idm = load(args.payload_of)
     model = idm.plant.model
     if args.model != model.name:
         raise ConfigError(f"--model {args.model} does not match the model {model.name!r} of {args.payload_of}",

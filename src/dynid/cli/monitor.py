@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, FileFormatError
-from ..io.result_json import jsonable, load_result
+from ..fitted import jsonable, load
 from ._common import EXIT_OK, add_result_argument, parse_floats, print_json, table
 
 
@@ -73,7 +73,7 @@ def _monitor(args, ident, n: int):
         return mon, {"source": str(path), **data}
     folder = Path(args.result)
     folder = folder if folder.is_dir() else folder.parent
-    rec_path = folder / f"IDNT{ident.data.get('group', 1)}.REC"
+    rec_path = folder / f"IDNT{ident.group}.REC"
     if not rec_path.exists():
         raise FileFormatError(f"no thresholds: {rec_path} (the identification record) is missing",
                               hint="pass --thresholds FILE or --temax T1,T2,.., or keep IDNT<group>.REC next to "
@@ -91,8 +91,8 @@ def run(args) -> int:
     from ..runtime.collision import replay
     from ..runtime.feedforward import FeedForward, feedforward_batch
 
-    ident = load_result(args.result)
-    model = ident.plant.model
+    ident = load(args.result)
+    model = ident.model
     n = model.n_joints
     monitor, info = _monitor(args, ident, n)
     log = read_controller_log(args.recording, n_joints=n, joint_kinds=model.joint_kinds, units=args.units)
@@ -107,9 +107,8 @@ def run(args) -> int:
         tadd = feedforward_batch(ff, log.get("pcmd"), vcmd, log.get("acmd"), prefill=ff.torque(log.get("pcmd")[0], z, z)).taddcmd
         how = f"feed-forward of the log's pcmd/vcmd/acmd (delay {d} cycles)"
     else:
-        from ..predict import predict
 
-        pred = predict(ident, rec)              # edge rows inside the filter transient are dropped
+        pred = ident.predict(rec)              # edge rows inside the filter transient are dropped
         rec = rec.slice(int(pred.rows[0]), int(pred.rows[-1]) + 1)
         vcmd = None if vcmd is None else vcmd[pred.rows]
         tadd, how = pred.tau, "model torque on the recorded motion (conditioned as the identification)"

@@ -6,11 +6,10 @@ import sys
 
 import numpy as np
 
-from ..io._atomic import atomic_write_bytes
+from .._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
 from ..io.readers import read_recording
-from ..io.result_json import jsonable, load_result
-from ..predict import predict
+from ..fitted import jsonable, load
 from ._common import EXIT_OK, add_result_argument, print_json, table
 
 
@@ -34,11 +33,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    ident = load_result(args.result)
-    model = ident.plant.model
+    fitted = load(args.result)
+    model = fitted.model
     rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
                          require_tau=False, transmission=model.config.transmission)
-    pred = predict(ident, rec)
+    pred = fitted.predict(rec)
     if args.report:
         from ..report import write_validation_report
 

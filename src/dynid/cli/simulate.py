@@ -6,9 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..io._atomic import commit_files
+from .._atomic import commit_files
 from ..io._fastcsv import format_rows
-from ..io.result_json import jsonable
+from ..fitted import jsonable
 from ._common import EXIT_OK, print_json, table
 
 

@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError, MissingExtraError, ShapeError
-from ..io._atomic import atomic_write_bytes, atomic_write_text
+from .._atomic import atomic_write_bytes, atomic_write_text
 from ..io._fastcsv import format_rows
 from ..units import from_si, position_unit
 from .sine import SinePlan

@@ -79,8 +79,6 @@ def select_cutoff(rec: Recording, plant: Plant, options=None, factors: Sequence[
     CutoffSelection
     """
     from .pipeline import IdentifyOptions, identify
-    from ..io.result_json import IdentifiedModel
-    from ..predict import predict
 
     options = options if options is not None else IdentifyOptions()
     copt = options.conditioning
@@ -99,8 +97,7 @@ def select_cutoff(rec: Recording, plant: Plant, options=None, factors: Sequence[
         try:
             for (fa, fb), (va, vb) in folds:
                 res = identify(rec.slice(fa, fb), plant, opts)
-                idm = IdentifiedModel(res.plant, res.theta, fc, copt.filter_order, "", {})
-                errs.append(float(np.nanmean(predict(idm, rec.slice(va, vb)).nrmse())))
+                errs.append(float(np.nanmean(res.model.predict(rec.slice(va, vb)).nrmse())))
         except DynidError:
             scores[fc] = None
             continue

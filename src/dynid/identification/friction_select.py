@@ -16,10 +16,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..io.result_json import IdentifiedModel
 from ..errors import DynidError
 from ..metrics import nrmse
-from ..predict import predict
 from ..models.base import Plant
 from ..recording import Recording
 
@@ -89,9 +87,7 @@ def select_friction(rec: Recording, plant: Plant, options, candidates: Sequence[
             for (fa, fb), (va, vb) in folds:
                 res = identify(rec.slice(fa, fb), cand, opts)
                 # scored exactly as 'dynid predict' would predict the held-out part
-                idm = IdentifiedModel(res.plant, res.theta, res.cond.cutoff_hz, res.cond.options.filter_order,
-                                      "", {})
-                pred = predict(idm, rec.slice(va, vb))
+                pred = res.model.predict(rec.slice(va, vb))
                 errs.append(np.nanmean(nrmse(pred.tau, pred.measured)))
         except DynidError:
             scores[spec] = None

@@ -25,7 +25,7 @@ from ..models.config import Payload
 from ..errors import ConfigError, IdentifiabilityError
 from .solve import weighted_lstsq
 from .pipeline import Identification, IdentifyOptions, ParameterStatus, identify
-from ..io.result_json import IdentifiedModel
+from ..fitted import FittedModel
 from ..metrics import relative_errors
 from ..models.base import Plant
 from ..recording import Recording
@@ -64,12 +64,12 @@ class PayloadEstimate:
                 "units": {k: PAYLOAD_UNITS[k] for k in self.values}}
 
 
-def _robot_known(idm: IdentifiedModel, keep_free: tuple[str, ...] = ()) -> dict[str, float]:
+def _robot_known(idm: FittedModel, keep_free: tuple[str, ...] = ()) -> dict[str, float]:
     names = idm.plant.param_names
     return {n: float(v) for n, v in zip(names, idm.theta) if n not in keep_free}
 
 
-def identify_payload(rec: Recording, idm: IdentifiedModel, *, config: Mapping[str, Any] | None = None,
+def identify_payload(rec: Recording, idm: FittedModel, *, config: Mapping[str, Any] | None = None,
                      options: IdentifyOptions = IdentifyOptions(),
                      progress: Callable[[str, float], None] | None = None) -> PayloadEstimate:
     """Identify the payload of a run with the payload mounted, the robot's parameters held fixed.
@@ -78,8 +78,8 @@ def identify_payload(rec: Recording, idm: IdentifiedModel, *, config: Mapping[st
     ----------
     rec : Recording
         Run with the payload mounted (SI).
-    idm : IdentifiedModel
-        The robot identified without payload (``load_result(RESULT.json)``).
+    idm : FittedModel
+        The robot identified without payload (``dynid.load(RESULT.json)``).
     config : mapping, optional
         Overrides of the robot's configuration; a ``payload`` with ``mass > 0`` switches to identifying
         the model's payload coefficients (L², g·L, ...) for that known payload.
@@ -97,42 +97,37 @@ def identify_payload(rec: Recording, idm: IdentifiedModel, *, config: Mapping[st
     if model.name in NO_PAYLOAD_MODELS:
         raise ConfigError(f"payload identification is not available for model {model.name!r} (softMC Dynamic Model 1)",
                           hint="identify the robot with the payload as part of the last link instead")
-    base_cfg = dict(idm.data.get("config", {}))
     user = dict(config or {})
     known_payload = user.get("payload") or {}
     if options.conditioning.cutoff_hz is None:
         options = replace(options, conditioning=replace(options.conditioning, cutoff_hz=idm.cutoff_hz))
     payload_params = tuple(p.name for p in model.parameters if p.role == "payload")
     if known_payload.get("mass", 0) and payload_params:
-        return _coefficients(rec, idm, base_cfg, user, payload_params, options, progress)
-    return _properties(rec, idm, base_cfg, user, options, progress)
+        return _coefficients(rec, idm, user, payload_params, options, progress)
+    return _properties(rec, idm, user, options, progress)
 
 
-def _coefficients(rec, idm, base_cfg, user, payload_params, options, progress) -> PayloadEstimate:
+def _coefficients(rec, idm, user, payload_params, options, progress) -> PayloadEstimate:
     """Known payload: the robot's parameters and friction are known, the payload coefficients are fitted."""
-    from ..models import make_model
-
-    cfg = {**base_cfg, **user}
+    cfg = dict(user)
     known = _robot_known(idm, keep_free=payload_params)
     known.update(user.get("parameters", {}))
     for p in payload_params:
         known.pop(p, None)
     cfg["parameters"] = known
-    plant = Plant(make_model(idm.plant.model.name, cfg, **idm.data.get("model_args", {})))
+    plant = Plant(idm.model_with(cfg), idm.friction)
     ident = identify(rec, plant, options, progress=progress)
     values = {p: ident.values[p] for p in payload_params}
     std = {p: float(ident.std[plant.param_names.index(p)]) for p in payload_params}
     return PayloadEstimate("coefficients", values, std, ident)
 
 
-def _properties(rec, idm, base_cfg, user, options, progress) -> PayloadEstimate:
+def _properties(rec, idm, user, options, progress) -> PayloadEstimate:
     """Unknown payload: its mass and inertia are fitted, everything else is held."""
-    from ..models import make_model
-
     step = progress or (lambda s, f: None)
-    cfg = {**base_cfg, **{k: v for k, v in user.items() if k != "payload"}}
+    cfg = {k: v for k, v in user.items() if k != "payload"}
     cfg["payload"] = {"mass": 0.0, "inertia": 0.0}
-    model0 = make_model(idm.plant.model.name, cfg, **idm.data.get("model_args", {}))
+    model0 = idm.model_with(cfg)
     plant0 = Plant(model0, idm.plant.friction)
     theta = idm.theta
     step("conditioning", 0.0)
@@ -171,8 +166,7 @@ def _properties(rec, idm, base_cfg, user, options, progress) -> PayloadEstimate:
     known_cfg = {**cfg, "payload": {"mass": est.get("mass", 0.0), "inertia": est.get("inertia", 0.0)},
                  "parameters": _robot_known(idm)}
     step("evaluation", 0.8)
-    ident = _evaluate_fixed(rec, Plant(make_model(model0.name, known_cfg, **idm.data.get("model_args", {})),
-                                       idm.plant.friction), theta, cond, options)
+    ident = _evaluate_fixed(rec, Plant(idm.model_with(known_cfg), idm.plant.friction), theta, cond, options)
     ident = replace(ident, notes=ident.notes + tuple(notes))
     step("done", 1.0)
     return PayloadEstimate("properties", est, std, ident)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -20,6 +21,7 @@ from .base_params import BaseParameters, structural_base
 from ..signal.conditioning import Conditioned, ConditioningOptions, condition
 from .consistent import ConsistentFit, ConsistentOptions
 from ..errors import ConfigError, IdentifiabilityError
+from ..fitted import FittedModel, jsonable
 from .solve import LeastSquares, weighted_lstsq
 from ..metrics import RelativeErrors, relative_errors
 from ..models.base import Plant
@@ -125,12 +127,12 @@ class Identification:
 
     @property
     def message(self) -> str:
-        worst = int(np.argmax(self.errors.max_relative)) + 1
-        pct = 100 * float(np.max(self.errors.max_relative))
-        lim = 100 * self.errors.allowed
-        if self.success:
-            return f"identification succeeded: max relative torque error {pct:.2f} % (axis {worst}) < {lim:.2f} %"
-        return f"identification failed: max relative torque error {pct:.2f} % on axis {worst} exceeds {lim:.2f} %"
+        return self.model.message
+
+    @cached_property
+    def model(self) -> FittedModel:
+        """The identified model (what result.json holds): parameters, friction, conditioning, metrics."""
+        return fitted_model(self)
 
     @property
     def values(self) -> dict[str, float]:
@@ -147,6 +149,61 @@ class Identification:
     @property
     def te(self) -> np.ndarray:
         return self.tcmd - self.cond.tau
+
+
+def fitted_model(ident: Identification) -> FittedModel:
+    """The :class:`~dynid.fitted.FittedModel` of an identification run: its parameters with their std
+    and status, and result.json's ``conditioning`` and ``metrics`` sections built from the run."""
+    from ..units import velocity_unit
+
+    cond, lsq, model = ident.cond, ident.lsq, ident.plant.model
+    conditioning = {
+        "sample_period_s": cond.sample_period_s,
+        "cutoff_hz": cond.cutoff_hz,
+        "filter_order": cond.options.filter_order,
+        "raw_length": cond.raw_length,
+        "data_length": cond.data_length,
+        "trim_samples": cond.start,
+        "velocity_threshold": cond.velocity_threshold,
+        "velocity_threshold_units": [velocity_unit(k) for k in model.joint_kinds],
+        "upper_velocity_threshold": cond.upper_velocity_threshold,
+        "moving_samples": cond.moving_samples,
+        "smooth_sign": cond.options.smooth_sign,
+        "torque_delay_s": cond.options.torque_delay_s,
+    }
+    metrics = {
+        "max_relative_error": ident.errors.max_relative,
+        "mean_relative_error": ident.errors.mean_relative,
+        "allowed": ident.errors.allowed,
+        "success": ident.errors.success,
+        "condition_number": lsq.condition_number,
+        "condition_number_scaled": lsq.condition_number_scaled,
+        "rank": lsq.rank,
+        "estimator": ident.estimator,
+        "fit_decimation": ident.decimation,
+        "fit_rows": int(np.sum(cond.moving[::ident.decimation])),
+        "weights": lsq.weights,
+        "residual_rms": np.sqrt(np.mean(np.where(cond.moving, ident.te, 0.0) ** 2, axis=0)
+                                * cond.data_length / np.maximum(cond.moving_samples, 1)),
+        "diagnostics": [d.message for d in ident.diagnostics],
+        "diagnostics_detail": [d.to_dict() for d in ident.diagnostics],
+    }
+    names = ident.plant.param_names
+    info = {
+        "base_parameters": {
+            "count": ident.base.n_base,
+            "names": [names[i] for i in ident.base.independent],
+            "expressions": ident.base.expressions(),
+            "values": ident.base_values,
+            "std": ident.base_std,
+            "excited": ident.base_excited,
+        },
+        "derived": dict(ident.derived),
+        **({"physical_consistency": ident.consistent.to_dict()} if ident.consistent is not None else {}),
+        "notes": list(ident.notes),
+    }
+    return FittedModel(ident.plant, ident.theta, ident.std, ident.status, jsonable(conditioning), jsonable(metrics),
+                       info=jsonable(info))
 
 
 def default_decimation(cond: Conditioned) -> int:

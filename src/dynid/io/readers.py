@@ -348,7 +348,7 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
 
 def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[str, str] | None = None) -> None:
     """Write a recording as CSV (SI units) in the layout :func:`read_recording` reads."""
-    from ._atomic import atomic_write_text
+    from .._atomic import atomic_write_text
 
     n = rec.n_joints
     names = ["t"] + [f"q{j + 1}" for j in range(n)]

@@ -1,12 +1,13 @@
-"""The one model interface every robot implements, and the shared friction/actuator block.
+"""The one model interface every robot implements, and the plant that joins it to the friction block.
 
 A :class:`DynamicModel` is linear in its parameters::
 
     tau = Y(q, qd, qdd) @ p + offset(q, qd, qdd)
 
 ``Y`` has shape ``(N, n_joints, n_params)``; ``offset`` holds the known torque of the configured
-payload. Friction and actuator terms are NOT part of a model: :class:`FrictionModel` adds them as
-extra columns, identically for every model, and :class:`Plant` joins the two. Pipeline, writers,
+payload. Friction and actuator terms are NOT part of a model: :class:`~dynid.models.friction.FrictionModel`
+(:mod:`dynid.models.friction`, their one owner) adds them as extra columns, identically for every model,
+and :class:`Plant` joins the two. Pipeline, writers,
 simulator and runtime only ever talk to a :class:`Plant`.
 """
 
@@ -19,13 +20,11 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from .._validation import as_joint_array
-from .config import ModelConfig, Payload
 from ..errors import ConfigError, ShapeError
-from .transmission import Transmission
-from ..units import force_unit, velocity_unit
+from .config import ModelConfig, Payload
+from .friction import AUTO_FRICTION, FrictionCoefficients, FrictionModel
 
-__all__ = ["Joint", "Parameter", "DynamicModel", "FrictionModel", "Plant", "FRICTION_TERMS", "MOTOR_TERMS",
-           "AUTO_FRICTION"]
+__all__ = ["Joint", "Parameter", "DynamicModel", "Plant"]
 
 
 @dataclass(frozen=True)
@@ -287,219 +286,6 @@ class DynamicModel(ABC):
         }
 
 
-# ---------------------------------------------------------------------- friction and actuator block
-
-FRICTION_TERMS: dict[str, tuple[tuple[str, ...], str]] = {
-    # term: (column suffixes, description)
-    "viscous": (("viscous",), "Fv·qd"),
-    "coulomb": (("coulomb",), "Fc·sign(qd)"),
-    "offset": (("offset",), "constant torque offset"),
-    "coulomb_asym": (("coulomb_pos", "coulomb_neg"), "Fc+ for qd > 0, Fc- for qd < 0 (replaces coulomb)"),
-    "stribeck": (("stribeck",), "Fs·sign(qd)·exp(-(qd/vs)^2), vs = stribeck_velocity"),
-    "armature": (("armature",), "rotor (armature) inertia Ia·qdd at the joint"),
-    # coupled motors of the transmission (a row of R with several non-zero entries); per motor, not per joint
-    "motor_viscous": (("viscous",), "coupled motor m: Fvm·(u·qd) along u = R[m,:]/R[m,m] (joint units of joint m)"),
-    "motor_coulomb": (("coulomb",), "coupled motor m: Fcm·sign(u·qd) along u"),
-    "motor_armature": (("armature",), "coupled motor m: rotor inertia Iam·(u·qdd) along u"),
-}
-MOTOR_TERMS = ("motor_viscous", "motor_coulomb", "motor_armature")
-_TERM_ORDER = tuple(FRICTION_TERMS)
-AUTO_FRICTION = "auto"
-"""``friction: auto``: the friction model is chosen by validation error (dynid.identification.friction_select)."""
-_DISCONTINUOUS = {"coulomb", "coulomb_asym", "stribeck", "motor_coulomb"}
-
-
-class FrictionModel:
-    """Per-joint friction and actuator terms, plus the terms of coupled motors; shared by every model.
-
-    Physical convention (interfaces.md §3): positive coefficients oppose motion, i.e. the motor
-    torque is ``rigid-body torque + Fv·qd + Fc·sign(qd) + ...``. The softMC sign is applied only when
-    writing the PRG.
-
-    Coupled motors (:mod:`dynid.models.transmission`): a motor ``m`` whose row of the motor-from-joint matrix
-    ``R`` has several non-zero entries turns with ``R[m, :] · qd``. Its rotor inertia and friction
-    reach the joints through ``R^T``; with ``u = R[m, :] / R[m, m]`` they add, on joint ``j``,
-    ``u_j · (Fvm·(u·qd) + Fcm·sign(u·qd) + Iam·(u·qdd))``. The coefficients are in the joint units of
-    joint ``m`` (motor-side values times ``R[m, m]²`` for ``Fvm`` and ``Iam``, ``|R[m, m]|`` for
-    ``Fcm``), which are FIGAROH's ``fvm6``, ``fsm6``, ``Iam6`` for the Stäubli TX40 wrist.
-
-    Parameters
-    ----------
-    spec : str
-        Terms joined by ``+``, e.g. ``viscous+coulomb`` (softMC's) or ``viscous+coulomb+offset``.
-        Per joint: ``viscous``, ``coulomb``, ``offset``, ``coulomb_asym``, ``stribeck``, ``armature``;
-        per coupled motor: ``motor_viscous``, ``motor_coulomb``, ``motor_armature``.
-    joints : sequence of Joint
-    stribeck_velocity : float
-        [rad/s or m/s] of the ``stribeck`` term.
-    transmission : Transmission, optional
-        Needed by the ``motor_*`` terms (which apply to its coupled motors).
-    """
-
-    def __init__(self, spec: str, joints: Sequence[Joint], stribeck_velocity: float = 0.1,
-                 transmission: Transmission | None = None) -> None:
-        terms = [t.strip() for t in spec.split("+") if t.strip()] if spec not in ("", "none") else []
-        for t in terms:
-            if t not in FRICTION_TERMS:
-                raise ConfigError(f"unknown friction term {t!r} in {spec!r}",
-                                  hint=f"use terms from: {', '.join(FRICTION_TERMS)} joined by '+'")
-        if len(set(terms)) != len(terms):
-            raise ConfigError(f"friction model {spec!r} names a term twice")
-        if "coulomb" in terms and "coulomb_asym" in terms:
-            raise ConfigError("friction: use either 'coulomb' or 'coulomb_asym', not both")
-        self.joints = tuple(joints)
-        if transmission is not None:
-            transmission.check_joints(len(self.joints))
-        self.transmission = transmission
-        motor = [t for t in terms if t in MOTOR_TERMS]
-        if motor and (transmission is None or not transmission.coupled_motors):
-            raise ConfigError(f"friction term {motor[0]!r} needs a transmission with a coupled motor",
-                              hint="give transmission: {gear_ratios, coupling: [[motor, joint, value]], recorded} "
-                                   "or drop the motor_* terms")
-        self.terms = tuple(t for t in _TERM_ORDER if t in terms)
-        self.joint_terms = tuple(t for t in self.terms if t not in MOTOR_TERMS)
-        self.motor_terms = tuple(t for t in self.terms if t in MOTOR_TERMS)
-        self.stribeck_velocity = float(stribeck_velocity)
-        self.suffixes = tuple(s for t in self.joint_terms for s in FRICTION_TERMS[t][0])
-        self.motors = transmission.coupled_motors if self.motor_terms else ()
-        self._u = transmission.motor_directions() if self.motor_terms else np.zeros((0, len(self.joints)))
-
-    @property
-    def spec(self) -> str:
-        return "+".join(self.terms) if self.terms else "none"
-
-    @property
-    def n_per_joint(self) -> int:
-        return len(self.suffixes)
-
-    @property
-    def n_motor_params(self) -> int:
-        """Parameters of the coupled motors (``len(motor_terms) × n_coupled``), after the per-joint ones."""
-        return len(self.motor_terms) * len(self.motors)
-
-    @property
-    def n_params(self) -> int:
-        return self.n_per_joint * len(self.joints) + self.n_motor_params
-
-    @property
-    def motor_names(self) -> tuple[str, ...]:
-        """``motor<m>`` (1-based) of each coupled motor with terms."""
-        return tuple(f"motor{m + 1}" for m in self.motors)
-
-    @property
-    def param_names(self) -> tuple[str, ...]:
-        joint = tuple(f"{j.name}.{s}" for j in self.joints for s in self.suffixes)
-        motor = tuple(f"{name}.{FRICTION_TERMS[t][0][0]}" for name in self.motor_names for t in self.motor_terms)
-        return joint + motor
-
-    @property
-    def param_units(self) -> tuple[str, ...]:
-        units = []
-        for j in self.joints:
-            units.extend(self._unit(s, j.kind) for s in self.suffixes)
-        for m in self.motors:
-            units.extend(self._unit(FRICTION_TERMS[t][0][0], self.joints[m].kind) for t in self.motor_terms)
-        return tuple(units)
-
-    @staticmethod
-    def _unit(suffix: str, kind: str) -> str:
-        f = force_unit(kind)
-        if suffix == "viscous":
-            return f"{f} s/{velocity_unit(kind).split('/')[0]}"
-        if suffix == "armature":
-            return "kg m^2" if kind == "rotary" else "kg"
-        return f
-
-    @property
-    def discontinuous(self) -> bool:
-        return any(t in _DISCONTINUOUS for t in self.terms)
-
-    @property
-    def sign_directions(self) -> tuple[tuple[float, ...], ...]:
-        """Directions ``u`` of the coupled motors with terms, for ``ConditioningOptions(sign_directions=...)``
-        (the conditioning then smooths ``sign(u·qd)`` like the joints' Coulomb sign)."""
-        return tuple(tuple(float(x) for x in row) for row in self._u) if self.n_motor_params else ()
-
-    def motor_velocities(self, qd: np.ndarray) -> np.ndarray:
-        """Velocities ``u·qd`` of the coupled motors ``(N, n_coupled)``, in joint units of their own joint."""
-        return np.asarray(qd, dtype=float) @ self._u.T
-
-    def motor_thresholds(self, velocity_threshold: np.ndarray) -> np.ndarray:
-        """Velocity thresholds ``|u|·thr`` ``(n_coupled,)`` of the coupled motors from per-joint ones ``(n_joints,)``
-        (the bound the joints' velocity noise puts on the motor velocity)."""
-        return np.abs(self._u) @ np.asarray(velocity_threshold, dtype=float)
-
-    def columns(self, qd: np.ndarray, qdd: np.ndarray, sign: np.ndarray | None = None,
-                motor_sign: np.ndarray | None = None) -> np.ndarray:
-        """Friction regressor: block-diagonal per joint, then the coupled motors' columns.
-
-        Parameters
-        ----------
-        qd, qdd : ndarray, shape (N, n_joints)
-            Joint velocities and accelerations (SI).
-        sign : ndarray, shape (N, n_joints) or (N, n_joints + n_coupled), optional
-            Replacement for ``sign(qd)`` of the per-joint terms (e.g. the low-pass filtered sign used
-            for identification so the Coulomb step is smoothed like the filtered torque). Default
-            ``np.sign(qd)``. Extra columns, as :func:`~dynid.signal.conditioning.condition` appends them for
-            ``sign_directions``, replace the coupled motors' ``sign(u·qd)``.
-        motor_sign : ndarray, shape (N, n_coupled), optional
-            Replacement for ``sign(u·qd)`` of the coupled motors' Coulomb term; default: the extra
-            columns of ``sign``, else ``np.sign(u·qd)``.
-
-        Returns
-        -------
-        ndarray, shape (N, n_joints, n_params)
-        """
-        N, n = qd.shape
-        if sign is not None and sign.shape[1] > n:
-            if motor_sign is None and sign.shape[1] == n + len(self.motors):
-                motor_sign = sign[:, n:]
-            sign = sign[:, :n]
-        s = np.sign(qd) if sign is None else sign
-        blocks = []
-        for t in self.joint_terms:
-            if t == "viscous":
-                blocks.append(qd)
-            elif t == "coulomb":
-                blocks.append(s)
-            elif t == "offset":
-                blocks.append(np.ones_like(qd))
-            elif t == "coulomb_asym":
-                blocks.append(np.maximum(s, 0.0))  # Fc+ acts for qd > 0
-                blocks.append(np.minimum(s, 0.0))  # Fc- (positive value) acts for qd < 0
-            elif t == "stribeck":
-                blocks.append(s * np.exp(-(qd / self.stribeck_velocity) ** 2))
-            elif t == "armature":
-                blocks.append(qdd)
-        k = self.n_per_joint
-        out = np.zeros((N, n, self.n_params))
-        if k:
-            per = np.stack(blocks, axis=-1)  # (N, n, k)
-            for j in range(n):  # n_joints blocks, not a per-sample loop
-                out[:, j, j * k:(j + 1) * k] = per[:, j, :]
-        if self.n_motor_params:
-            u = self._u                                   # (n_coupled, n)
-            v, a = qd @ u.T, qdd @ u.T                    # (N, n_coupled) motor velocity/acceleration, joint units
-            ms = np.sign(v) if motor_sign is None else np.asarray(motor_sign, dtype=float).reshape(v.shape)
-            cols = {"motor_viscous": v, "motor_coulomb": ms, "motor_armature": a}
-            per_m = np.stack([cols[t] for t in self.motor_terms], axis=-1)          # (N, n_coupled, n_terms)
-            mot = per_m[:, None, :, :] * u.T[None, :, :, None]                      # (N, n, n_coupled, n_terms)
-            out[:, :, k * n:] = mot.reshape(N, n, -1)
-        return out
-
-    def values_by_term(self, theta_friction: np.ndarray) -> dict[str, list[float]]:
-        """Friction coefficients grouped per suffix: ``{"viscous": [..per joint..], ...}``; coupled
-        motors' terms under their term name, one value per coupled motor (``{"motor_viscous": [..]}``)."""
-        theta_friction = np.asarray(theta_friction, dtype=float)
-        nj = self.n_per_joint * len(self.joints)
-        v = theta_friction[:nj].reshape(len(self.joints), self.n_per_joint)
-        out = {s: v[:, i].tolist() for i, s in enumerate(self.suffixes)}
-        if self.n_motor_params:
-            m = theta_friction[nj:].reshape(len(self.motors), len(self.motor_terms))
-            out.update({t: m[:, i].tolist() for i, t in enumerate(self.motor_terms)})
-        return out
-
-
 class Plant:
     """A model plus its friction/actuator block: what the pipeline identifies and the runtime uses.
 
@@ -559,16 +345,26 @@ class Plant:
         if theta.shape != (self.n_params,):
             raise ShapeError(f"theta must have {self.n_params} values ({self.model.name} + friction), got {theta.shape}")
         q, qd, qdd = self.model._check_states(q, qd, qdd)
+        n = self.n_joints
+        if sign is not None:
+            sign = np.asarray(sign, dtype=float)
+            if sign.shape[1] > n:  # extra columns: the coupled motors' signs (condition(sign_directions=...))
+                motor_sign = sign[:, n:] if motor_sign is None else motor_sign
+                sign = sign[:, :n]
         out = np.empty(q.shape)
         k = self.model.n_params
+        fc = self.friction.coefficients(theta[k:])
         for a in range(0, q.shape[0], chunk):  # blocks of samples, each vectorised
             b = slice(a, a + chunk)
-            s = None if sign is None else sign[b]
-            ms = None if motor_sign is None else motor_sign[b]
-            # model and friction columns apart: no concatenated regressor
-            out[b] = (self.model.regressor(q[b], qd[b], qdd[b]) @ theta[:k]
-                      + self.friction.columns(qd[b], qdd[b], s, ms) @ theta[k:] + self.offset(q[b], qd[b], qdd[b]))
+            out[b] = self.model.regressor(q[b], qd[b], qdd[b]) @ theta[:k] + self.offset(q[b], qd[b], qdd[b])
+            s = np.sign(qd[b]) if sign is None else sign[b]
+            ms = None if motor_sign is None else np.asarray(motor_sign[b], dtype=float)
+            fc.add_into(qd[b], qdd[b], s, out[b], motor_sign=ms)
         return out
+
+    def friction_coefficients(self, theta) -> FrictionCoefficients:
+        """The friction evaluator of parameters ``theta`` (model then friction, ``(n_params,)``)."""
+        return self.friction.coefficients(np.asarray(theta, dtype=float)[self.n_model:])
 
     def with_model(self, model: DynamicModel) -> "Plant":
         return Plant(model, self.friction)

@@ -56,7 +56,7 @@ class Validation:
 
     @classmethod
     def from_prediction(cls, prediction: Any, source: str = "") -> "Validation":
-        """From a :class:`dynid.predict.Prediction` (``t``, ``tau``, ``measured``)."""
+        """From a :class:`dynid.fitted.Prediction` (``t``, ``tau``, ``measured``)."""
         return cls(prediction.t, prediction.tau, prediction.measured, source)
 
     def errors(self) -> dict[str, np.ndarray] | None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
-from ..models.base import FrictionModel, Joint
+from ..models.base import Joint
+from ..models.friction import FrictionModel
 from ..models.transmission import Transmission
 from ._data import ReportData, Validation
 from ._spec import COLORS, FigureSpec, Panel, Trace, density, envelope

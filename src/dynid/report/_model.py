@@ -21,11 +21,11 @@ logger = logging.getLogger(__name__)
 
 
 def identified_model(data: ReportData):
-    """The :class:`~dynid.io.result_json.IdentifiedModel` of ``data.result_path``, or None."""
-    from ..io.result_json import load_result
+    """The :class:`~dynid.fitted.FittedModel` of ``data.result_path``, or None."""
+    from ..fitted import load
 
     try:
-        ident = load_result(data.result_path)
+        ident = load(data.result_path)
     except (DynidError, TypeError, ValueError, KeyError, OSError) as err:
         logger.info("report: cannot rebuild the model from %s (%s)", data.result_path, err)
         return None

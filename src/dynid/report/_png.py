@@ -12,7 +12,7 @@ from typing import Iterable
 import numpy as np
 
 from ..errors import MissingExtraError
-from ..io._atomic import commit_files
+from .._atomic import commit_files
 from ._spec import FigureSpec, Panel, Trace
 from ._svg import panel_limits
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..io._atomic import atomic_write_text
+from .._atomic import atomic_write_text
 from ._data import ReportData, Validation, load_report_data
 from ._html import build_figures, render_html
 
@@ -120,7 +120,7 @@ def write_validation_report(result_json: str | Path, prediction: Any, out: str |
     ----------
     result_json : str or Path
         The identified model (``result.json`` or its folder).
-    prediction : dynid.predict.Prediction
+    prediction : dynid.fitted.Prediction
         What ``predict`` returned for the validation recording (``t``, ``tau``, ``measured``).
     out : str or Path
         HTML file to write.

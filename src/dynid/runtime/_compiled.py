@@ -34,10 +34,9 @@ from typing import Protocol
 
 import numpy as np
 
-from ..models.base import DynamicModel, FrictionModel, Plant
+from ..models.base import DynamicModel, Plant
 
-__all__ = ["RigidBodyDynamics", "TrigPolyDynamics", "RegressorDynamics", "FrictionEvaluator",
-           "compile_dynamics", "MAX_DEGREE"]
+__all__ = ["RigidBodyDynamics", "TrigPolyDynamics", "RegressorDynamics", "compile_dynamics", "MAX_DEGREE"]
 
 MAX_DEGREE = 4
 """Highest trigonometric degree per joint the compiler accepts (PUMA needs 2, SCARA 1)."""
@@ -188,74 +187,6 @@ class _RegressorWorkspace:
         self.Q = np.zeros((n + 2, n))
         self.QD = np.zeros((n + 2, n))
         self.QDD = np.zeros((n + 2, n))
-
-
-# --------------------------------------------------------------------------- friction
-
-class FrictionEvaluator:
-    """The plant's friction/actuator block for one sample, allocation-free.
-
-    Physical convention (interfaces.md §3): ``tau_f = Fv qd + Fc s + offset + ... + Ia qdd``, where
-    ``s`` is ``sign(qd)`` (feed-forward) or a smooth substitute (the simulated plant's ``tanh``).
-
-    Parameters
-    ----------
-    friction : FrictionModel
-    values : ndarray, shape (n_joints * n_per_joint,)
-        The friction part of theta.
-    """
-
-    def __init__(self, friction: FrictionModel, values: np.ndarray) -> None:
-        n = len(friction.joints)
-        v = np.asarray(values, dtype=float).reshape(n, friction.n_per_joint)
-        col = {s: v[:, i].copy() for i, s in enumerate(friction.suffixes)}
-        z = np.zeros(n)
-        self.viscous = col.get("viscous", z)
-        self.coulomb = col.get("coulomb", z)
-        self.offset = col.get("offset", z)
-        self.coulomb_pos = col.get("coulomb_pos", z)
-        self.coulomb_neg = col.get("coulomb_neg", z)
-        self.stribeck = col.get("stribeck", z)
-        self.armature = col.get("armature", z)
-        self.stribeck_velocity = friction.stribeck_velocity
-        self._inv_vs = np.full(n, 1.0 / friction.stribeck_velocity)
-        self._zero = np.zeros(n)
-        self.has_asym = "coulomb_asym" in friction.terms
-        self.has_stribeck = "stribeck" in friction.terms
-        self.has_armature = "armature" in friction.terms
-        self._s = np.empty(n)
-        self._t = np.empty(n)
-        self._u = np.empty(n)
-
-    def sign_into(self, qd: np.ndarray, out: np.ndarray) -> None:
-        np.sign(qd, out=out)
-
-    def add_into(self, qd: np.ndarray, qdd: np.ndarray | None, s: np.ndarray, out: np.ndarray) -> None:
-        """``out += friction(qd, qdd)`` with Coulomb sign ``s`` ``(n,)``; ``qdd=None`` skips the armature."""
-        t = self._t
-        np.multiply(self.viscous, qd, out=t)
-        np.add(out, t, out=out)
-        np.multiply(self.coulomb, s, out=t)
-        np.add(out, t, out=out)
-        np.add(out, self.offset, out=out)
-        if self.has_asym:
-            np.maximum(s, self._zero, out=t)
-            np.multiply(t, self.coulomb_pos, out=t)
-            np.add(out, t, out=out)
-            np.minimum(s, self._zero, out=t)
-            np.multiply(t, self.coulomb_neg, out=t)
-            np.add(out, t, out=out)
-        if self.has_stribeck:
-            np.multiply(qd, self._inv_vs, out=t)
-            np.multiply(t, t, out=t)
-            np.negative(t, out=t)
-            np.exp(t, out=t)
-            np.multiply(t, s, out=t)
-            np.multiply(t, self.stribeck, out=t)
-            np.add(out, t, out=out)
-        if self.has_armature and qdd is not None:
-            np.multiply(self.armature, qdd, out=t)
-            np.add(out, t, out=out)
 
 
 # --------------------------------------------------------------------------- compiler

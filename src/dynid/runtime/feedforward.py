@@ -34,7 +34,7 @@ import numpy.typing as npt
 from .._validation import as_joint_array, as_vector
 from ..errors import ConfigError
 from ..models.base import Plant
-from ._compiled import FrictionEvaluator, RigidBodyDynamics, compile_dynamics
+from ._compiled import RigidBodyDynamics, compile_dynamics
 
 __all__ = ["FeedForward", "FeedForwardState", "FeedForwardStatus", "FeedForwardBatch", "feedforward_batch",
            "DEFAULT_DELAY_CYCLES", "estimate_delay_cycles"]
@@ -110,7 +110,7 @@ class FeedForward:
                     torque_threshold: npt.ArrayLike | None = None, payload_mass: float | None = None,
                     payload_inertia: float | None = None, clamp: bool = True) -> "FeedForward":
         """Build from an identification (:class:`~dynid.identification.pipeline.Identification` or the
-        :class:`~dynid.io.result_json.IdentifiedModel` of a result.json), optionally with another payload
+        :class:`~dynid.fitted.FittedModel`, e.g. ``dynid.load(result.json)``), optionally with another payload
         [kg, kg m²]."""
         plant = identified.plant
         if payload_mass is not None or payload_inertia is not None:
@@ -215,7 +215,7 @@ class FeedForwardState:
         self.sign = np.empty(n)
         self.neg_threshold = -ff.torque_threshold
         self.ws = ff.dynamics.new_workspace()
-        self.friction = FrictionEvaluator(ff.plant.friction, ff.theta[ff.plant.n_model:])
+        self.friction = ff.plant.friction_coefficients(ff.theta)
         self.cycle = 0
 
 

@@ -33,7 +33,7 @@ from .._validation import as_joint_array, as_vector
 from ..errors import ConfigError
 from ..models.base import Plant
 from ..recording import Recording
-from ..runtime._compiled import FrictionEvaluator, RegressorDynamics, TrigPolyDynamics, compile_dynamics
+from ..runtime._compiled import RegressorDynamics, TrigPolyDynamics, compile_dynamics
 
 
 
@@ -258,14 +258,15 @@ class _Plant:
         self.dyn = compile_dynamics(plant, theta)
         self.per_substep = isinstance(self.dyn, TrigPolyDynamics)
         self.ws = self.dyn.new_workspace()
-        self.fric = FrictionEvaluator(plant.friction, theta[plant.n_model:])
+        self.fric = plant.friction_coefficients(theta)
         n = plant.n_joints
         self.n = n
         self.M = np.empty((n, n))
         self.h = np.empty(n)
         self.s = np.empty(n)
         self.eps = eps
-        self.arm = self.fric.armature if self.fric.has_armature else None
+        inertia = self.fric.inertia()                  # joint and coupled-motor armature
+        self.arm = inertia if np.any(inertia) else None
         self.iu, self.ju = np.triu_indices(n)
         self.C = None
         self.g = None
@@ -293,7 +294,7 @@ class _Plant:
         C[off] -= diag[iu[off]] + diag[ju[off]]
         self.M_cycle = A.copy()
         if self.arm is not None:
-            self.M_cycle[np.diag_indices(n)] += self.arm
+            self.M_cycle += self.arm
         self.C = np.ascontiguousarray(C.T)
         self.g = g.copy()
         self.qq = np.empty(nq)
@@ -305,7 +306,7 @@ class _Plant:
         if self.per_substep:
             self.dyn.mass_bias_into(self.ws, q, qd, self.M, self.h)
             if self.arm is not None:
-                self.M.flat[:: self.n + 1] += self.arm
+                np.add(self.M, self.arm, out=self.M)
             M = self.M
         else:
             np.multiply(qd[self.iu], qd[self.ju], out=self.qq)

@@ -1,0 +1,413 @@
+"""The identified model: :class:`FittedModel`, the one type every consumer reads.
+
+An identification (:mod:`dynid.identification`) ends in a ``FittedModel``; ``result.json`` is its
+:meth:`~FittedModel.to_dict`, and :func:`load` reads it back — the only place in dynid that rebuilds
+a model from that file. Predict, feed-forward, collision monitoring, payload identification, the
+PRG/REC writers and the report all take a ``FittedModel``; nothing else assembles a model from the
+pieces of a result. Every friction term (offset, Stribeck, asymmetric Coulomb, armature, coupled
+motors) and the transmission survive :meth:`~FittedModel.save` / :func:`load` exactly.
+
+>>> import numpy as np, tempfile
+>>> from dynid.models import make_model, Plant
+>>> plant = Plant(make_model("rotary3", {"friction": "viscous+coulomb+offset"}))
+>>> fm = FittedModel(plant, [0.5, 0.0, 4.0, 0.0, 0.1, 0.3, 0.05])
+>>> d = tempfile.mkdtemp()
+>>> same = load(fm.save(d))
+>>> q = np.array([[0.2]]); dq = np.array([[1.0]]); ddq = np.zeros((1, 1))
+>>> bool(np.array_equal(same.torque(q, dq, ddq), fm.torque(q, dq, ddq)))
+True
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import __version__
+from ._atomic import commit_files
+from .errors import FileFormatError
+from .metrics import nrmse, relative_error_norm
+from .models.base import Plant
+from .recording import Recording
+from .signal.conditioning import ConditioningOptions, condition, lowpass
+
+__all__ = ["FittedModel", "Prediction", "load", "predict", "jsonable", "SIGN_NOISE_FACTOR", "RESULT_FILE"]
+
+RESULT_FILE = "result.json"
+
+SIGN_NOISE_FACTOR = 4.0
+"""The sign of a velocity is taken as known when ``|qd|`` exceeds this many robust standard deviations
+of the velocity noise (filtered noise comes in correlated bursts, so 2 would let ~5 % of a rest through)."""
+
+# keys of result.json that FittedModel writes from its own fields (the rest are kept in ``info``)
+_OWN = ("dynid_version", "model", "model_title", "softmc_dynamic_model", "element", "config", "joints",
+        "parameters", "friction", "conditioning", "metrics", "success", "message")
+# informational keys written between the parameters and the conditioning, as 0.1.0 ordered them
+_AFTER_FRICTION = ("base_parameters", "derived")
+
+
+def jsonable(x: Any) -> Any:
+    """Plain JSON data: arrays to lists, NaN/inf to null, numpy scalars to Python."""
+    if isinstance(x, Mapping):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return jsonable(x.tolist())
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    return x
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Model torque for a motion.
+
+    t : (N,) ; tau : (N, n_joints) model torque incl. friction [N m or N] ;
+    measured : (N, n_joints) raw measured torque at the same rows, or None ;
+    rows : (N,) indices of these rows in the recording
+    """
+
+    t: np.ndarray
+    tau: np.ndarray
+    measured: np.ndarray | None
+    rows: np.ndarray
+
+    def nrmse(self, norm: str = "rms") -> np.ndarray | None:
+        return None if self.measured is None else nrmse(self.tau, self.measured, norm=norm)
+
+    def relative_error(self) -> float | None:
+        return None if self.measured is None else relative_error_norm(self.tau, self.measured)
+
+
+@dataclass(frozen=True, eq=False)
+class FittedModel:
+    """An identified model: the plant (model + friction + transmission) with its parameters.
+
+    Parameters
+    ----------
+    plant : Plant
+        Model and friction block; the model's configuration holds geometry, payload and transmission.
+    theta : array-like, shape (n_params,)
+        Parameters, model then friction (physical sign convention, SI).
+    std : array-like, shape (n_params,), optional
+        Standard deviations (NaN where not estimated; default all NaN).
+    status : sequence of str, optional
+        :class:`~dynid.identification.pipeline.ParameterStatus` per parameter (default ``"known"``).
+    conditioning : mapping, optional
+        result.json's ``conditioning`` (``cutoff_hz``, ``filter_order``, ``sample_period_s``, ...);
+        :meth:`predict` uses its cutoff and filter order (default: no filtering information, so
+        :meth:`predict` needs ``cutoff_hz``).
+    metrics : mapping, optional
+        result.json's ``metrics`` (errors, success, condition number, diagnostics).
+    element : str, optional
+        softMC element name (default: the model's, or the axis name of a single axis).
+    info : mapping, optional
+        Every other result.json key (base parameters, derived quantities, notes, source, ...), kept as is.
+    """
+
+    plant: Plant
+    theta: np.ndarray
+    std: np.ndarray | None = None
+    status: tuple[str, ...] | None = None
+    conditioning: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    element: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = self.plant.n_params
+        theta = np.array(self.theta, dtype=float).ravel()
+        if theta.shape != (n,):
+            raise FileFormatError(f"{self.plant.model.name}: {n} parameters (model + friction) expected, got {theta.size}")
+        theta.flags.writeable = False
+        std = np.full(n, np.nan) if self.std is None else np.array(self.std, dtype=float).ravel()
+        if std.shape != (n,):
+            raise FileFormatError(f"{self.plant.model.name}: {n} standard deviations expected, got {std.size}")
+        std.flags.writeable = False
+        status = ("known",) * n if self.status is None else tuple(self.status)
+        if len(status) != n:
+            raise FileFormatError(f"{self.plant.model.name}: {n} parameter statuses expected, got {len(status)}")
+        object.__setattr__(self, "theta", theta)
+        object.__setattr__(self, "std", std)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "conditioning", dict(self.conditioning))
+        object.__setattr__(self, "metrics", dict(self.metrics))
+        object.__setattr__(self, "info", dict(self.info))
+        if not self.element:
+            object.__setattr__(self, "element", default_element(self.plant.model))
+
+    # ------------------------------------------------------------------ description
+    @property
+    def model(self):
+        """The :class:`~dynid.models.base.DynamicModel`."""
+        return self.plant.model
+
+    @property
+    def friction(self):
+        """The :class:`~dynid.models.friction.FrictionModel`."""
+        return self.plant.friction
+
+    @property
+    def n_joints(self) -> int:
+        return self.plant.n_joints
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return self.plant.param_names
+
+    @property
+    def values(self) -> dict[str, float]:
+        """``{parameter name: value}``, model then friction."""
+        return dict(zip(self.plant.param_names, self.theta.tolist()))
+
+    @property
+    def cutoff_hz(self) -> float | None:
+        c = self.conditioning.get("cutoff_hz")
+        return None if c is None else float(c)
+
+    @property
+    def filter_order(self) -> int:
+        return int(self.conditioning.get("filter_order", 4))
+
+    @property
+    def group(self) -> int:
+        return int(self.info.get("group", 1))
+
+    @property
+    def success(self) -> bool | None:
+        s = self.metrics.get("success")
+        return None if s is None else bool(s)
+
+    @property
+    def message(self) -> str:
+        """softMC's verdict in one line (empty for a model that was not validated)."""
+        m = self.metrics
+        if "max_relative_error" not in m or m.get("success") is None:
+            return ""
+        err = np.asarray([np.nan if v is None else v for v in m["max_relative_error"]], dtype=float)
+        worst = int(np.nanargmax(err)) + 1 if np.isfinite(err).any() else 1
+        pct = 100 * float(np.nanmax(err)) if np.isfinite(err).any() else float("nan")
+        lim = 100 * float(m.get("allowed", 0.5))
+        if m["success"]:
+            return f"identification succeeded: max relative torque error {pct:.2f} % (axis {worst}) < {lim:.2f} %"
+        return f"identification failed: max relative torque error {pct:.2f} % on axis {worst} exceeds {lim:.2f} %"
+
+    # ------------------------------------------------------------------ evaluation
+    def torque(self, q, dq, ddq, *, sign: np.ndarray | None = None) -> np.ndarray:
+        """Motor torque ``(N, n_joints)`` [N m or N]: rigid body + payload + friction, for ``(N, n_joints)``
+        positions, velocities and accelerations (SI, joint side); Coulomb terms use ``sign(dq)`` unless
+        ``sign`` is given."""
+        return self.plant.torque(self.theta, q, dq, ddq, sign=sign)
+
+    def conditioning_options(self) -> ConditioningOptions:
+        """The filter of the identification (cutoff and order), for conditioning another motion alike."""
+        if self.cutoff_hz is None:
+            return ConditioningOptions(filter_order=self.filter_order)
+        return ConditioningOptions(cutoff_hz=self.cutoff_hz, filter_order=self.filter_order)
+
+    def predict(self, rec: Recording, *, trim: bool = True) -> Prediction:
+        """Torque of this model for the motion in ``rec`` (SI, joint side), conditioned as in the identification.
+
+        Positions are low-pass filtered at the identification cutoff and differentiated (or the
+        recording's ``dq``/``ddq`` are filtered), so prediction and identification see the same
+        kinematics. The Coulomb term uses the sign of the velocity (the physical friction step) where
+        that sign is known, i.e. ``|qd|`` above ``SIGN_NOISE_FACTOR`` (4) times the velocity noise,
+        and 0 where it is not: a joint at rest holds an unknown static friction torque anywhere in
+        ``[-Fc, Fc]``, whose best guess is 0, not ``±Fc`` chosen by the sign of noise. Coupled motors
+        (``motor_coulomb``) follow the same rule on the motor velocity. Around reversals where a joint
+        sticks, the friction torque passes through the static range and that sign low-pass filtered
+        (the transition as the identification filter sees it) is used. Edge rows inside the filter
+        transient are dropped when ``trim``.
+        """
+        opts = replace(self.conditioning_options(), threshold_fraction=0.0,   # threshold = velocity noise only
+                       threshold_noise_factor=SIGN_NOISE_FACTOR)
+        if not trim:
+            opts = replace(opts, trim=0)
+        cond = condition(rec, opts, self.model.joint_kinds, require_motion=False)
+        known = np.abs(cond.qd) > cond.velocity_threshold
+        sign = np.where(known, np.sign(cond.qd), 0.0)
+        if cond.near_stuck is not None and cond.near_stuck.any():
+            smooth = lowpass(sign, cond.cutoff_hz, cond.sample_period_s, opts.filter_order)
+            sign = np.where(cond.near_stuck, smooth, sign)
+        fr = self.friction
+        motor_sign = None
+        if fr.n_motor_params:
+            v = fr.motor_velocities(cond.qd)
+            motor_sign = np.where(np.abs(v) > fr.motor_thresholds(cond.velocity_threshold), np.sign(v), 0.0)
+        tau = self.plant.torque(self.theta, cond.q, cond.qd, cond.qdd, sign=sign, motor_sign=motor_sign)
+        rows = np.arange(cond.start, cond.start + cond.data_length)
+        return Prediction(cond.t, tau, cond.tau_raw, rows)
+
+    # ------------------------------------------------------------------ variants
+    def with_info(self, **info: Any) -> "FittedModel":
+        """The same model with more result.json keys (``element`` sets the element name)."""
+        element = info.pop("element", None) or self.element
+        return replace(self, element=element, info={**self.info, **info})
+
+    def with_payload(self, mass: float | None = None, inertia: float | None = None) -> "FittedModel":
+        """The same robot carrying another payload [kg, kg m²] (unchanged where ``None``)."""
+        return replace(self, plant=self.plant.with_model(self.model.with_payload(mass, inertia)))
+
+    def model_with(self, config: Mapping[str, Any]) -> Any:
+        """This robot's model rebuilt with configuration keys replaced (``config`` as in ``--config``);
+        the friction block is not part of it (see :attr:`friction`)."""
+        return _make_model(self.model.name, {**self.model.config.to_dict(), **dict(config)},
+                           self.info.get("model_args", {}))
+
+    # ------------------------------------------------------------------ result.json
+    def to_dict(self) -> dict[str, Any]:
+        """The ``result.json`` content (spec/interfaces.md §3 and more keys)."""
+        plant, model, fr = self.plant, self.model, self.friction
+        k = plant.n_model
+        theta, std, status = self.theta, self.std, self.status
+        config = model.config.to_dict()
+        config["friction"] = fr.spec
+        if fr.stribeck_velocity != 0.1:
+            config["stribeck_velocity"] = fr.stribeck_velocity
+        head: dict[str, Any] = {
+            "dynid_version": __version__,
+            "model": model.name,
+            "model_title": model.title,
+            "softmc_dynamic_model": model.softmc_model,
+            "element": self.element,
+        }
+        if "group" in self.info:
+            head["group"] = self.info["group"]
+        nonzero = np.where(theta[:k] == 0, np.nan, theta[:k])
+        body = {
+            "config": config,
+            "joints": [{"name": j.name, "type": j.kind} for j in model.joints],
+            "parameters": {
+                "names": list(plant.param_names[:k]),
+                "values": theta[:k],
+                "units": [p.unit for p in model.parameters],
+                "index": [p.slot for p in model.parameters],
+                "identifiable": [s == "identified" for s in status[:k]],
+                "status": list(status[:k]),
+                "std": std[:k],
+                "relative_std_percent": 100 * std[:k] / np.abs(nonzero),
+            },
+            "friction": {
+                "model": fr.spec,
+                "convention": "physical: motor torque = rigid body + Fv*qd + Fc*sign(qd) (+ offset ...)",
+                "prg_sign": model.config.friction_sign,
+                **fr.values_by_term(theta[k:]),
+                "std": fr.values_by_term(std[k:]),
+                "names": list(fr.param_names),
+                "values": theta[k:],
+                "units": list(fr.param_units),
+                "status": list(status[k:]),
+                "stribeck_velocity": fr.stribeck_velocity,
+            },
+        }
+        mid = {key: self.info[key] for key in _AFTER_FRICTION if key in self.info}
+        tail = {"conditioning": dict(self.conditioning), "metrics": dict(self.metrics)}
+        if self.metrics.get("success") is not None:
+            tail["success"] = bool(self.metrics["success"])
+            tail["message"] = self.message
+        rest = {key: v for key, v in self.info.items() if key not in _AFTER_FRICTION and key != "group" and key not in _OWN}
+        return jsonable({**head, **body, **mid, **tail, **rest})
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "result.json") -> "FittedModel":
+        """Rebuild from :meth:`to_dict` (a parsed result.json). ``where`` names the source in errors."""
+        try:
+            name = data["model"]
+            fr = data["friction"]
+            spec = fr["model"]
+            config = dict(data.get("config") or {})
+            config["friction"] = spec                         # the fitted friction, whatever the input said
+            if fr.get("stribeck_velocity") is not None:
+                config["stribeck_velocity"] = fr["stribeck_velocity"]
+            model = _make_model(name, config, data.get("model_args", {}))
+            plant = Plant(model)
+            par = data["parameters"]
+            theta = _by_name(plant.model.param_names, par["names"], par["values"], "parameters", where) + \
+                _by_name(plant.friction.param_names, fr["names"], fr["values"], "friction", where)
+            std = None
+            if "std" in par:
+                fstd = fr.get("std")
+                fstd = plant.friction.flatten_terms(fstd) if isinstance(fstd, Mapping) else [None] * plant.friction.n_params
+                std = [_num(v, np.nan) for v in list(par["std"]) + list(fstd)]
+            status = None
+            if "status" in par and "status" in fr:
+                status = tuple(par["status"]) + tuple(fr["status"])
+            info = {key: v for key, v in data.items() if key not in _OWN}
+            return cls(plant, theta, std, status, dict(data.get("conditioning") or {}), dict(data.get("metrics") or {}),
+                       str(data.get("element") or ""), info)
+        except (KeyError, TypeError, ValueError) as err:
+            raise FileFormatError(f"{where}: incomplete result.json ({type(err).__name__}: {err})",
+                                  hint="use a result.json written by dynid identify (or FittedModel.save)") from err
+
+    def result_json(self) -> bytes:
+        """The bytes of ``result.json``."""
+        return (json.dumps(self.to_dict(), indent=2) + "\n").encode()
+
+    def save(self, out_dir: str | Path) -> Path:
+        """Write ``out_dir/result.json`` atomically (the folder is created); returns its path."""
+        info = self.info if "created" in self.info else {**self.info,
+                                                          "created": _dt.datetime.now().isoformat(timespec="seconds")}
+        path = Path(out_dir) / RESULT_FILE
+        commit_files({path: replace(self, info=info).result_json()})
+        return path
+
+
+def default_element(model) -> str:
+    """softMC element name: the robot type (``SCARA``...) or the axis name for a single axis."""
+    return model.joints[0].name if model.n_joints == 1 and model.element == "A1" else model.element
+
+
+def load(path: str | Path) -> FittedModel:
+    """The :class:`FittedModel` of a ``result.json`` (or of the folder holding it)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileFormatError(f"{path}: no such file",
+                              hint="pass the result.json written by an identification (or its folder)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise FileFormatError(f"{path}: not a readable result.json ({err})") from err
+    if not isinstance(data, Mapping):
+        raise FileFormatError(f"{path}: not a result.json (a JSON object is expected)")
+    return FittedModel.from_dict(data, where=str(path))
+
+
+def predict(model: FittedModel, rec: Recording, *, trim: bool = True) -> Prediction:
+    """``model.predict(rec)`` (see :meth:`FittedModel.predict`)."""
+    return model.predict(rec, trim=trim)
+
+
+def _make_model(name: str, config: Mapping[str, Any], model_args: Mapping[str, Any]):
+    from .models import make_model
+
+    return make_model(name, dict(config), **dict(model_args or {}))
+
+
+def _num(v, default: float = 0.0) -> float:
+    return default if v is None else float(v)
+
+
+def _by_name(expected: Sequence[str], names: Sequence[str], values: Sequence[Any], section: str, where: str) -> list[float]:
+    if list(names) != list(expected):
+        missing = [n for n in expected if n not in names]
+        extra = [n for n in names if n not in expected]
+        raise FileFormatError(f"{where}: {section} names do not match the model "
+                              f"(missing {missing[:3] or '-'}, unknown {extra[:3] or '-'})",
+                              hint="the result was written by another model or dynid version: identify again")
+    if len(values) != len(names):
+        raise FileFormatError(f"{where}: {section} has {len(names)} names but {len(values)} values")
+    return [_num(v) for v in values]
