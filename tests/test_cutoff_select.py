@@ -9,7 +9,7 @@ import pytest
 
 from dynid.cli.main import main
 from dynid.signal.conditioning import default_cutoff
-from dynid.identification.cutoff_select import select_cutoff
+from dynid.identification.select import select_cutoff
 from dynid.io.readers import write_recording_csv
 from dynid.models import Plant, make_model
 from dynid.recording import Recording

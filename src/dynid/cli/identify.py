@@ -111,7 +111,7 @@ def identify_options(args) -> IdentifyOptions:
                                upper_velocity_fraction=args.upper_fraction)
     return IdentifyOptions(conditioning=copt, estimator=args.estimator, weighting=args.weighting, allowed_error=args.allowed / 100.0,
                            consistent=ConsistentOptions(prior_weight=args.prior_weight),
-                           align_torque=args.align, decimate=args.decimate)
+                           align_torque=args.align, decimate=args.decimate, select_cutoff=args.cutoff == "auto")
 
 
 def run(args) -> int:
@@ -125,26 +125,17 @@ def run(args) -> int:
     rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
                          transmission=model.config.transmission)
     progress = Progress("identify", quiet=args.quiet or args.json)
-    extra = {}
-    if args.cutoff == "auto":
-        from ..identification.cutoff_select import select_cutoff
-
-        sel = select_cutoff(rec, plant, options, progress=progress)
-        options = replace(options, conditioning=replace(options.conditioning, cutoff_hz=sel.chosen_hz))
-        extra["cutoff_selection"] = sel.to_dict()
     ident = identify(rec, plant, options, progress=progress)
     progress.close()
-    if extra:
-        ident = replace(ident, notes=ident.notes + (sel.note(),))
     element = args.element or ident.model.element
     source = {"recording": str(Path(args.recording).resolve()), "units": args.units}
-    written = write_outputs(ident, args.out, element=element, group=args.group, source=source, extra=extra)
+    written = write_outputs(ident, args.out, element=element, group=args.group, source=source)
     if not args.no_report:  # rendered from the files just written, as 'dynid report' would
         from ..report import write_report
 
         written["report.html"] = write_report(args.out)
     if args.json:
-        print_json(result_dict(ident, element=element, group=args.group, source=source, extra=extra))
+        print_json(result_dict(ident, element=element, group=args.group, source=source))
     else:
         print(_summary.identification(ident, element, args.recording))
         print("outputs: " + ", ".join(str(p) for p in written.values()))

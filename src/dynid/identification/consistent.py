@@ -220,14 +220,12 @@ def link_groups(plant) -> np.ndarray:
     ConfigError
         The model does not expose link-wise standard parameters, or the groups are malformed.
     """
-    from .pipeline import ESTIMATORS
-
     model = plant.model
     groups = list(model.link_parameter_groups())
     if not groups:
-        others = ", ".join(e for e in ESTIMATORS if e != "consistent")
         raise ConfigError(f"estimator 'consistent' needs link-wise standard inertial parameters, which model "
-                          f"{model.name!r} does not have", hint=f"use one of: {others} (or model 'serial')")
+                          f"{model.name!r} does not have",
+                          hint="use another estimator (wls, ols or irls), or model 'serial' with the robot's URDF")
     G = np.array([np.asarray(g, dtype=int) for g in groups])
     if G.ndim != 2 or G.shape[1] != 10 or len(set(G.ravel().tolist())) != G.size or G.min() < 0 \
             or G.max() >= model.n_params:

@@ -209,3 +209,4 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     return LeastSquares(x=z / scale, std=std, excited=excited, rank=r, condition_number=cond,
                         condition_number_scaled=cond_scaled, weights=w, sigma2=sigma2, correlation_time=corr_time)
 
+

@@ -43,7 +43,7 @@ FRICTION_TERMS: dict[str, tuple[tuple[str, ...], str]] = {
 MOTOR_TERMS = ("motor_viscous", "motor_coulomb", "motor_armature")
 _TERM_ORDER = tuple(FRICTION_TERMS)
 AUTO_FRICTION = "auto"
-"""``friction: auto``: the friction model is chosen by validation error (dynid.identification.friction_select)."""
+"""``friction: auto``: the friction model is chosen by validation error (dynid.identification.select)."""
 _DISCONTINUOUS = {"coulomb", "coulomb_asym", "stribeck", "motor_coulomb"}
 
 

@@ -1,0 +1,143 @@
+"""One identification pass, stage by stage: condition → regression → solve → complete → evaluate.
+
+:func:`fit_once` is what every estimator and every selection runs; the choices made around it (the
+friction model, the cutoff, outlier rejection, the torque delay) wrap it in
+:mod:`~dynid.identification.robust` and :mod:`~dynid.identification.select`, and
+:func:`dynid.identification.pipeline.identify` composes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from ..errors import IdentifiabilityError
+from ..metrics import relative_errors
+from ..models.base import Plant
+from ..recording import Recording
+from ..signal.conditioning import Conditioned, condition
+from .diagnostics import diagnose
+from .options import IdentifyOptions, ParameterStatus
+from .regression import Regression, build_regression
+from .result import Identification
+from .consistent import ConsistentFit, fit_consistent
+from .solve import LeastSquares, weighted_lstsq
+
+__all__ = ["fit_once", "condition_for", "solve", "Solution", "Fit"]
+
+Fit = Callable[..., Identification]
+"""``fit(rec, plant, options, progress=None) -> Identification``: one estimator, as the selections call it."""
+
+
+def condition_for(rec: Recording, plant: Plant, options: IdentifyOptions) -> Conditioned:
+    """Stage 2: the recording conditioned for ``plant`` (the model's upper velocity fraction, the coupled
+    motors' Coulomb signs filtered like the joints')."""
+    if rec.tau is None:
+        raise IdentifiabilityError(f"{rec.source}: the recording has no torque columns",
+                                   hint="identification needs tau1..taun")
+    if rec.n_joints != plant.n_joints:
+        raise IdentifiabilityError(f"{rec.source}: {rec.n_joints} joints recorded, model {plant.model.name!r} "
+                                   f"has {plant.n_joints}")
+    copt = options.conditioning
+    frac = plant.model.upper_velocity_fraction
+    if frac is not None and copt.upper_velocity_threshold is None and copt.upper_velocity_fraction is None:
+        copt = replace(copt, upper_velocity_fraction=frac)
+    if plant.friction.sign_directions and not copt.sign_directions:
+        copt = replace(copt, sign_directions=plant.friction.sign_directions)
+    return condition(rec, copt, plant.model.joint_kinds)
+
+
+def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
+             progress: Callable[[str, float], None] | None = None) -> Identification:
+    """One pass of the identification with the plant's friction model and the options' cutoff.
+
+    Raises
+    ------
+    InputDataError, IdentifiabilityError
+        Unusable data (no torque, no motion, too few samples).
+    """
+    step = progress or (lambda stage, frac: None)
+    step("conditioning", 0.0)
+    cond = condition_for(rec, plant, options)
+    reg = build_regression(cond, plant, options, progress=step)
+    sol = solve(reg, plant, options, progress=step)
+    theta, status, notes, values = _complete(plant, reg, sol)
+    step("evaluation", 0.75)
+    tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)  # every sample, in chunks
+    errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
+    ident = Identification(
+        plant=plant, theta=theta, std=sol.std, status=status, base=reg.base, base_values=sol.base_values,
+        base_std=sol.lsq.std, base_excited=sol.lsq.excited, lsq=sol.lsq, cond=cond, tcmd=tcmd, errors=errors,
+        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values), estimator=options.estimator,
+        decimation=reg.decimation, consistent=sol.consistent)
+    step("diagnostics", 0.9)
+    ident = replace(ident, diagnostics=tuple(diagnose(ident)))
+    step("done", 1.0)
+    return ident
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The estimate of a regression: ``theta`` ``(n_params,)`` (the parameters the data cannot identify at
+    their held values), ``std`` ``(n_params,)`` (NaN where not estimated), the base parameters' values
+    ``base_values`` and the least-squares record; ``consistent`` the physically consistent fit's record."""
+
+    theta: np.ndarray
+    std: np.ndarray
+    base_values: np.ndarray
+    lsq: LeastSquares
+    consistent: ConsistentFit | None = None
+
+
+def solve(reg, plant, options, *, progress=None) -> Solution:
+    """Stage 4: estimate the base parameters of a :class:`~dynid.identification.regression.Regression`.
+
+    ``options.estimator``: ``wls``/``irls`` weighted least squares (``options.weighting``), ``ols``
+    unweighted; ``consistent`` starts from the weighted solution and makes every link's inertia
+    physically consistent (:mod:`dynid.identification.consistent`).
+    """
+    step = progress or (lambda stage, frac: None)
+    step("least squares", 0.55)
+    indep = reg.independent
+    weighting = "none" if options.estimator == "ols" else options.weighting
+    lsq = weighted_lstsq(reg.rows[:, indep], reg.y, reg.joint, plant.n_joints, weighting=weighting)
+    theta = reg.base.to_full(lsq.x, reg.theta_hold[reg.base.dependent])
+    std = np.full(plant.n_params, np.nan)
+    std[indep] = lsq.std
+    if options.estimator != "consistent":
+        return Solution(theta, std, lsq.x, lsq)
+    step("physically consistent fit", 0.65)
+    c = fit_consistent(plant, reg.rows, reg.y, reg.joint, lsq=lsq, base=reg.base, theta_linear=theta,
+                       theta_hold=reg.theta_hold, known=list(reg.known), options=options.consistent)
+    return Solution(c.theta, c.std, c.base_values, c.lsq, c)
+
+
+def _complete(plant: Plant, reg: Regression, sol: Solution):
+    """Stage 5: each parameter's status, and the model's physics filling what the data could not identify."""
+    indep = reg.independent
+    position = {int(i): k for k, i in enumerate(indep)}
+    status = []
+    for i in range(plant.n_params):
+        if plant.param_roles[i] == "constant":
+            status.append(ParameterStatus.CONSTANT)
+        elif i in reg.known:
+            status.append(ParameterStatus.KNOWN)
+        elif i in position:
+            status.append(ParameterStatus.IDENTIFIED if sol.lsq.excited[position[i]] else ParameterStatus.NOT_EXCITED)
+        else:
+            status.append(ParameterStatus.NOT_IDENTIFIABLE)
+    names = plant.param_names
+    theta = sol.theta
+    values = dict(zip(names, theta.tolist()))
+    identified = {n: s == ParameterStatus.IDENTIFIED for n, s in zip(names, status)}
+    if sol.consistent is None:
+        values, notes = plant.model.complete(values, identified)
+    else:  # the link inertias are already complete and consistent; a model's completion could break that
+        notes = list(sol.consistent.notes)
+    theta_c = np.array([values[n] for n in names])
+    for i in range(plant.n_params):
+        if theta_c[i] != theta[i] and status[i] in (ParameterStatus.NOT_IDENTIFIABLE, ParameterStatus.NOT_EXCITED):
+            status[i] = ParameterStatus.DERIVED
+    return theta_c, tuple(status), notes, values

@@ -1,0 +1,83 @@
+"""Options of an identification and the status a parameter ends with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+from ..signal.conditioning import ConditioningOptions
+from .consistent import ConsistentOptions
+
+__all__ = ["IdentifyOptions", "ParameterStatus", "ESTIMATORS"]
+
+ESTIMATORS = ("wls", "ols", "irls", "consistent")
+
+
+class ParameterStatus:
+    """Why a parameter has its value."""
+
+    IDENTIFIED = "identified"          # estimated from the data (possibly as a base combination)
+    KNOWN = "known"                    # given in the configuration, held fixed
+    NOT_IDENTIFIABLE = "not identifiable"  # structurally (e.g. L^2 without payload): held at the prior or 0
+    NOT_EXCITED = "not excited"        # structurally identifiable, but this recording does not excite it
+    DERIVED = "derived"                # filled by the model from physics (e.g. g*cos(alpha) = p2/p1)
+    CONSTANT = "constant"              # a user constant of the model (never identified)
+
+
+@dataclass(frozen=True)
+class IdentifyOptions:
+    """Options of :func:`identify`.
+
+    conditioning : ConditioningOptions
+    estimator : {"wls", "ols", "irls", "consistent"}
+        ``wls``: per-joint weighted least squares on the filtered torque (``weighting``);
+        ``ols``: ordinary least squares; ``irls``: robust to gross outliers (spikes, glitches): the
+        raw torque's outliers are found with Tukey's bisquare on the residual of the current model
+        minus its running median, over the gated samples (so slow model mismatch and the real
+        transients at velocity reversals are not taken for outliers), replaced by model + local residual *before* filtering (the filter would smear
+        them), and the fit is repeated until the outlier set no longer changes. ``consistent``: physically
+        consistent link inertias (every link's pseudo-inertia positive definite, so positive masses and the
+        triangle inequalities hold) by nonlinear least squares on the WLS rows, pulled toward the model's prior
+        (URDF) where the data are silent (:mod:`dynid.identification.consistent`); models with link-wise standard parameters
+        only (``serial``).
+    consistent : ConsistentOptions
+        Options of the ``consistent`` estimator (``prior_weight``, ``friction_nonnegative``).
+    weighting : {"residual_std", "torque_std", "none"}
+    allowed_error : float
+        softMC's success threshold on the max relative torque error (0.5 = 50 %).
+    structural_states : int
+        Random states used for the structural base-parameter analysis.
+    seed : int
+        Seed of those random states.
+    decimate : int, optional
+        Fit on every ``decimate``-th sample (Gautier's parallel filtering + decimation): the filtered
+        signals hold no information above the cutoff, so the default ``max(1, floor(fs / (10·cutoff)))``
+        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap. The errors
+        and the REC still use every sample.
+    align_torque : bool
+        Estimate the torque/kinematics delay after a first fit and, if it is at least half a
+        sample, shift the torque and fit again (the shift is recorded in the conditioning options).
+    select_cutoff : bool
+        Choose the cutoff among 0.5, 1, 2, 4 × the default by held-out torque error
+        (:func:`dynid.identification.select.select_cutoff`; ``--cutoff auto``) instead of using
+        ``conditioning.cutoff_hz``.
+    """
+
+    conditioning: ConditioningOptions = field(default_factory=ConditioningOptions)
+    estimator: str = "wls"
+    weighting: str = "residual_std"
+    allowed_error: float = 0.5
+    structural_states: int = 400
+    seed: int = 0
+    decimate: int | None = None
+    align_torque: bool = False
+    consistent: ConsistentOptions = field(default_factory=ConsistentOptions)
+    select_cutoff: bool = False
+
+    def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise ConfigError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {self.estimator!r}")
+        if self.decimate is not None and self.decimate < 1:
+            raise ConfigError(f"decimate must be >= 1, got {self.decimate}")
+        if not 0 < self.allowed_error:
+            raise ConfigError(f"allowed_error must be positive, got {self.allowed_error}")

@@ -1,0 +1,128 @@
+"""The record of an identification run (:class:`Identification`) and its :class:`~dynid.fitted.FittedModel`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..fitted import FittedModel, jsonable
+from ..metrics import RelativeErrors
+from ..models.base import Plant
+from ..signal.conditioning import Conditioned
+from ..units import velocity_unit
+from .base_params import BaseParameters
+from .consistent import ConsistentFit
+from .solve import LeastSquares
+
+__all__ = ["Identification", "fitted_model"]
+
+
+@dataclass(frozen=True)
+class Identification:
+    """Everything an identification run produced (SI units). Writers only read it."""
+
+    plant: Plant
+    theta: np.ndarray                 # (n_params,) full parameter vector: model then friction
+    std: np.ndarray                   # (n_params,) NaN where not estimated
+    status: tuple[str, ...]           # (n_params,) ParameterStatus per parameter
+    base: BaseParameters              # structural base (known parameters excluded)
+    base_values: np.ndarray           # (n_base,)
+    base_std: np.ndarray              # (n_base,)
+    base_excited: np.ndarray          # (n_base,) bool
+    lsq: LeastSquares
+    cond: Conditioned
+    tcmd: np.ndarray                  # (N, n_joints) model torque on the conditioned samples
+    errors: RelativeErrors
+    diagnostics: tuple               # of dynid.identification.diagnostics.Diagnostic
+    notes: tuple[str, ...]
+    derived: Mapping[str, Any]
+    estimator: str = "wls"
+    decimation: int = 1
+    consistent: ConsistentFit | None = None  # the consistent estimator's record (estimator="consistent")
+    selections: Mapping[str, Any] = field(default_factory=dict)  # choices made by the data: {"cutoff_selection": ...}
+
+    @property
+    def success(self) -> bool:
+        return self.errors.success
+
+    @property
+    def message(self) -> str:
+        return self.model.message
+
+    @cached_property
+    def model(self) -> FittedModel:
+        """The identified model (what result.json holds): parameters, friction, conditioning, metrics."""
+        return fitted_model(self)
+
+    @property
+    def values(self) -> dict[str, float]:
+        return dict(zip(self.plant.param_names, self.theta.tolist()))
+
+    @property
+    def model_values(self) -> np.ndarray:
+        return self.theta[: self.plant.n_model]
+
+    @property
+    def friction_values(self) -> np.ndarray:
+        return self.theta[self.plant.n_model:]
+
+    @property
+    def te(self) -> np.ndarray:
+        return self.tcmd - self.cond.tau
+
+
+def fitted_model(ident: Identification) -> FittedModel:
+    """The :class:`~dynid.fitted.FittedModel` of an identification run: its parameters with their std
+    and status, and result.json's ``conditioning`` and ``metrics`` sections built from the run."""
+    cond, lsq, model = ident.cond, ident.lsq, ident.plant.model
+    conditioning = {
+        "sample_period_s": cond.sample_period_s,
+        "cutoff_hz": cond.cutoff_hz,
+        "filter_order": cond.options.filter_order,
+        "raw_length": cond.raw_length,
+        "data_length": cond.data_length,
+        "trim_samples": cond.start,
+        "velocity_threshold": cond.velocity_threshold,
+        "velocity_threshold_units": [velocity_unit(k) for k in model.joint_kinds],
+        "upper_velocity_threshold": cond.upper_velocity_threshold,
+        "moving_samples": cond.moving_samples,
+        "smooth_sign": cond.options.smooth_sign,
+        "torque_delay_s": cond.options.torque_delay_s,
+    }
+    metrics = {
+        "max_relative_error": ident.errors.max_relative,
+        "mean_relative_error": ident.errors.mean_relative,
+        "allowed": ident.errors.allowed,
+        "success": ident.errors.success,
+        "condition_number": lsq.condition_number,
+        "condition_number_scaled": lsq.condition_number_scaled,
+        "rank": lsq.rank,
+        "estimator": ident.estimator,
+        "fit_decimation": ident.decimation,
+        "fit_rows": int(np.sum(cond.moving[::ident.decimation])),
+        "weights": lsq.weights,
+        "residual_rms": np.sqrt(np.mean(np.where(cond.moving, ident.te, 0.0) ** 2, axis=0)
+                                * cond.data_length / np.maximum(cond.moving_samples, 1)),
+        "diagnostics": [d.message for d in ident.diagnostics],
+        "diagnostics_detail": [d.to_dict() for d in ident.diagnostics],
+    }
+    names = ident.plant.param_names
+    info = {
+        "base_parameters": {
+            "count": ident.base.n_base,
+            "names": [names[i] for i in ident.base.independent],
+            "expressions": ident.base.expressions(),
+            "values": ident.base_values,
+            "std": ident.base_std,
+            "excited": ident.base_excited,
+        },
+        "derived": dict(ident.derived),
+        **({"physical_consistency": ident.consistent.to_dict()} if ident.consistent is not None else {}),
+        "notes": list(ident.notes),
+        **dict(ident.selections),
+    }
+    return FittedModel(ident.plant, ident.theta, ident.std, ident.status, jsonable(conditioning), jsonable(metrics),
+                       info=jsonable(info))
