@@ -59,7 +59,11 @@ def tick_labels(ticks: np.ndarray) -> list[str]:
     big = float(np.max(np.abs(ticks)))
     step = float(np.min(np.diff(ticks))) if ticks.size > 1 else (abs(float(ticks[0])) or 1.0)
     if big >= 1e5 or (big > 0 and big < 1e-3):
-        return [f"{v:.3g}" for v in ticks]
+        for digits in range(3, 18):  # the fewest significant digits that still tell the ticks apart
+            out = [f"{v:.{digits}g}" for v in ticks]
+            if len(set(out)) == len(out):
+                break
+        return out
     dec = max(0, -math.floor(math.log10(step) + 1e-12))
     if any(abs(round(v, dec) - v) > step * 1e-6 for v in ticks):
         dec += 1
