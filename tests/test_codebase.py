@@ -33,6 +33,35 @@ def test_library_code_never_prints_exits_or_prompts(path):
     assert not bad, bad
 
 
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(SRC)))
+def test_library_errors_never_name_command_line_flags(path):
+    """Flags are the CLI's: a library error names its settings (``options=``) and cli/ adds the flags."""
+    import re
+
+    tree = ast.parse(path.read_text(), str(path))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.endswith("Error"):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and re.search(r"(^|[\s(])--[a-z]", sub.value):
+                    bad.append(f"line {sub.lineno}: {sub.value!r}")
+    assert not bad, bad
+
+
+def test_no_import_cycles():
+    """One-way data flow: no two dynid modules import each other, however indirectly (lazy imports count)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    tool = root.parent / "shared" / "tools" / "import_cycles.py"
+    if not tool.exists():
+        pytest.skip(f"{tool} not found (../shared beside the repository)")
+    out = subprocess.run([sys.executable, str(tool), str(root / "src" / "dynid")], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "", out.stdout
+
+
 def test_no_god_modules():
     sizes = {str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in SRC.rglob("*.py")}
     assert max(sizes.values()) < 800, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]

@@ -1,11 +1,17 @@
 """dynid — robot inverse dynamic models: model, identify, validate, deploy.
 
-Public API (explicit re-exports, loaded on first use so ``import dynid`` stays cheap)::
+Public API (spec/interfaces.md §6; explicit re-exports, loaded on first use so ``import dynid`` stays cheap)::
 
-    from dynid import read_recording, make_model, Plant, identify, IdentifyOptions
-    rec = read_recording("run.csv", n_joints=1)
-    plant = Plant(make_model("rotary3"))
-    result = identify(rec, plant)
+    import dynid
+    rec = dynid.read_recording("run.csv")                   # joints from the columns
+    est = dynid.Identifier("rotary3", friction="viscous+coulomb+offset").fit(rec)
+    est.metrics_["success"]                                  # result.json's metrics
+    model = est.model_                                       # dynid.FittedModel
+    tau = model.torque(q, dq, ddq)                           # (N, n) in, (N, n) out
+    model.save("out/"); same = dynid.load("out/")
+
+Lower level: ``Plant``, ``make_model``, ``identify(rec, plant, IdentifyOptions(...))`` (an
+``Identification`` record whose ``.model`` is the FittedModel).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ _EXPORTS = {
     "DynamicModel": "models", "FrictionModel": "models", "Plant": "models", "make_model": "models",
     "model_names": "models",
     "IdentifyOptions": "identification.pipeline", "Identification": "identification.pipeline", "identify": "identification.pipeline",
-    "FittedModel": "fitted", "load": "fitted", "Prediction": "fitted", "predict": "fitted",
+    "Identifier": "identification.identifier", "FittedModel": "fitted", "load": "fitted", "Prediction": "fitted", "predict": "fitted",
     "read_prg": "io.prg",
     "identify_payload": "identification.payload",
     "DynidError": "errors", "ShapeError": "errors", "ConfigError": "errors", "FileFormatError": "errors",

@@ -27,13 +27,18 @@ class DynidError(Exception):
     message : str
         What is wrong, where, and what was received.
     hint : str, optional
-        What the user should do about it.
+        What the user should do about it, in the library's terms.
+    options : sequence of str, optional
+        The settings the hint refers to, by their Python names (``cutoff``, ``units``, ``urdf``, ...:
+        the keywords of :class:`dynid.Identifier` and the configuration); the command line names
+        its flags for them (``--cutoff``), the library never does.
     """
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None, options: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.options = tuple(options)
 
     def __str__(self) -> str:
         if self.hint:

@@ -154,7 +154,7 @@ def test_config_formats(crank_csv, tmp_path, fmt, capsys):
     (["--model", "rotary3", "--config", "{cfg}"], "unknown configuration key 'lenght'"),
     (["--model", "rotary3", "--cutoff", "-3"], "cutoff"),
     (["--model", "rotary3", "--friction", "viscous+magic"], "unknown friction term 'magic'"),
-    (["--model", "rotary3", "--urdf", "x.urdf"], "does not take --urdf"),
+    (["--model", "rotary3", "--urdf", "x.urdf"], "does not take a URDF"),
 ])
 def test_usage_errors_exit_2_without_files(crank_csv, tmp_path, capsys, args, pattern):
     cfg = tmp_path / "bad.json"
@@ -164,6 +164,17 @@ def test_usage_errors_exit_2_without_files(crank_csv, tmp_path, capsys, args, pa
     assert main(["identify", str(crank_csv / "id.csv"), *args, "--out", str(out), "--quiet"]) == 2
     assert pattern in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_library_hints_name_settings_and_the_command_line_names_its_flags(crank_csv, tmp_path, capsys):
+    """A library error says what to do in the library's terms; only the CLI adds the flag."""
+    from dynid import ConfigError, Identifier
+
+    with pytest.raises(ConfigError) as info:
+        Identifier("rotary3", urdf="x.urdf").build_model()
+    assert "--" not in str(info.value) and info.value.options == ("urdf",)
+    assert main(["identify", str(crank_csv / "id.csv"), "--model", "rotary3", "--urdf", "x.urdf", "--quiet"]) == 2
+    assert "(--urdf)" in capsys.readouterr().err
 
 
 def test_predict_without_torque_columns(crank_csv, tmp_path, capsys):

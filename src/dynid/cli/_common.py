@@ -69,7 +69,8 @@ def fail(err: BaseException, debug: bool = False) -> int:
     if isinstance(err, DynidError):
         sys.stderr.write(f"dynid: error: {err.message}\n")
         if err.hint:
-            sys.stderr.write(f"dynid: hint: {err.hint}\n")
+            flags = ", ".join("--" + o.replace("_", "-") for o in err.options)
+            sys.stderr.write(f"dynid: hint: {err.hint}" + (f" ({flags})" if flags else "") + "\n")
     else:
         sys.stderr.write(f"dynid: error: {type(err).__name__}: {err}\n")
     return EXIT_USAGE

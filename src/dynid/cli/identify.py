@@ -1,20 +1,18 @@
-"""``dynid identify``: condition a recording, fit a model, write IDNT<group>.PRG/.REC and result.json."""
+"""``dynid identify``: condition a recording, fit a model, write IDNT<group>.PRG/.REC and result.json.
+
+A thin layer over :class:`dynid.Identifier`: the flags are its keyword arguments.
+"""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 
-from ..signal.conditioning import ConditioningOptions
-from ..identification.consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
-from ..models.config import load_config_file
-from ..errors import ConfigError
+from ..identification.consistent import DEFAULT_PRIOR_WEIGHT
+from ..identification.identifier import Identifier
+from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
-from ..identification.pipeline import ESTIMATORS, IdentifyOptions, identify
-from ..io.readers import read_recording
-from ..models import Plant, make_model
-from ..io.outputs import result_dict, write_outputs
+from ..io.outputs import result_dict
 from . import _summary
 from ._common import EXIT_FAILED, EXIT_OK, Progress, parse_floats, print_json
 
@@ -27,18 +25,9 @@ def add_common_model_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_model(args):
-    config = load_config_file(args.config) if args.config else {}
-    if args.friction:
-        config["friction"] = args.friction
-    kwargs = {}
-    if getattr(args, "urdf", None):
-        kwargs["urdf"] = args.urdf
-    try:
-        return make_model(args.model, config, **kwargs)
-    except TypeError as err:
-        if "urdf" in kwargs:
-            raise ConfigError(f"model {args.model!r} does not take --urdf", hint="use --model serial for URDF robots") from err
-        raise
+    """The model of ``--model/--config/--urdf/--friction`` (as :meth:`Identifier.build_model`)."""
+    return Identifier(args.model, config=args.config, urdf=getattr(args, "urdf", None),
+                      friction=getattr(args, "friction", None)).build_model()
 
 
 def add_parser(sub) -> None:
@@ -99,82 +88,39 @@ def _cutoff(text: str):
         raise argparse.ArgumentTypeError(f"expected a frequency in Hz or 'auto', got {text!r}") from None
 
 
-def identify_options(args) -> IdentifyOptions:
+def estimator(args) -> Identifier:
+    """The :class:`Identifier` of the command line's options."""
     thr = parse_floats(args.threshold, "--threshold") if args.threshold else None
-    if thr is not None and len(thr) == 1:
-        thr = thr[0]
     upper = parse_floats(args.upper_threshold, "--upper-threshold") if args.upper_threshold else None
-    if upper is not None and len(upper) == 1:
-        upper = upper[0]
-    copt = ConditioningOptions(cutoff_hz=None if args.cutoff == "auto" else args.cutoff, velocity_threshold=thr, trim=args.trim,
-                               torque_delay_s=args.torque_delay, upper_velocity_threshold=upper,
-                               upper_velocity_fraction=args.upper_fraction)
-    return IdentifyOptions(conditioning=copt, estimator=args.estimator, weighting=args.weighting, allowed_error=args.allowed / 100.0,
-                           consistent=ConsistentOptions(prior_weight=args.prior_weight),
-                           align_torque=args.align, decimate=args.decimate, select_cutoff=args.cutoff == "auto")
+    one = lambda v: v[0] if v is not None and len(v) == 1 else v  # noqa: E731 - a single value for every joint
+    return Identifier(args.model, config=args.config, urdf=args.urdf, friction=args.friction, cutoff=args.cutoff,
+                      estimator=args.estimator, units=args.units, threshold=one(thr), upper_threshold=one(upper),
+                      upper_fraction=args.upper_fraction, weighting=args.weighting, allowed=args.allowed,
+                      trim=args.trim, torque_delay=args.torque_delay, align=args.align, decimate=args.decimate,
+                      prior_weight=args.prior_weight, payload_of=args.payload_of, element=args.element,
+                      group=args.group)
 
 
 def run(args) -> int:
-    if args.payload_of:
-        return run_payload(args)
-    model = build_model(args)
-    plant = Plant(model)
-    options = identify_options(args)
-    if args.group < 0:
-        raise ConfigError(f"--group must be >= 0, got {args.group}")
-    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
-                         transmission=model.config.transmission)
-    progress = Progress("identify", quiet=args.quiet or args.json)
-    ident = identify(rec, plant, options, progress=progress)
+    est = estimator(args)
+    progress = Progress("payload" if args.payload_of else "identify", quiet=args.quiet or args.json)
+    est.fit(args.recording, progress=progress)
     progress.close()
-    element = args.element or ident.model.element
     source = {"recording": str(Path(args.recording).resolve()), "units": args.units}
-    written = write_outputs(ident, args.out, element=element, group=args.group, source=source)
-    if not args.no_report:  # rendered from the files just written, as 'dynid report' would
-        from ..report import write_report
-
-        written["report.html"] = write_report(args.out)
+    if args.payload_of:
+        source["payload_of"] = str(Path(args.payload_of).resolve())
+    written = est.write(args.out, source=source, report=not args.no_report)
+    ident, element = est.result_, est.model_.element
     if args.json:
-        print_json(result_dict(ident, element=element, group=args.group, source=source))
-    else:
-        print(_summary.identification(ident, element, args.recording))
-        print("outputs: " + ", ".join(str(p) for p in written.values()))
-    return EXIT_OK if ident.success else EXIT_FAILED
-
-
-def run_payload(args) -> int:
-    from ..fitted import load
-    from ..identification.payload import identify_payload
-
-    idm = load(args.payload_of)
-    model = idm.plant.model
-    if args.model != model.name:
-        raise ConfigError(f"--model {args.model} does not match the model {model.name!r} of {args.payload_of}",
-                          hint="a payload run keeps the robot identified without payload: use the same model")
-    user = load_config_file(args.config) if args.config else {}
-    options = identify_options(args)
-    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
-                         transmission=model.config.transmission)
-    progress = Progress("payload", quiet=args.quiet or args.json)
-    est = identify_payload(rec, idm, config=user, options=options, progress=progress)
-    progress.close()
-    ident = est.identification
-    element = args.element or idm.element
-    source = {"recording": str(Path(args.recording).resolve()), "units": args.units,
-              "payload_of": str(Path(args.payload_of).resolve())}
-    extra = {"payload": est.to_dict()}
-    write_outputs(ident, args.out, element=element, group=args.group, source=source,
-                  properties=est.prg_properties(), extra=extra)
-    if not args.no_report:
-        from ..report import write_report
-
-        write_report(args.out)
-    if args.json:
+        extra = {"payload": est.payload_.to_dict()} if est.payload_ is not None else None
         print_json(result_dict(ident, element=element, group=args.group, source=source, extra=extra))
     else:
         print(_summary.identification(ident, element, args.recording))
-        what = "payload" if est.mode == "properties" else "payload coefficients"
-        print(f"\n{what} identified with the robot of {args.payload_of} held fixed:")
-        for k, v in est.values.items():
-            print(f"  {k} = {v:.6g} (std {est.std[k]:.2g})")
-    return EXIT_OK if ident.success else EXIT_FAILED
+        if est.payload_ is None:
+            print("outputs: " + ", ".join(str(p) for p in written.values()))
+        else:
+            what = "payload" if est.payload_.mode == "properties" else "payload coefficients"
+            print(f"\n{what} identified with the robot of {args.payload_of} held fixed:")
+            for k, v in est.payload_.values.items():
+                print(f"  {k} = {v:.6g} (std {est.payload_.std[k]:.2g})")
+    return EXIT_OK if est.success_ else EXIT_FAILED

@@ -248,7 +248,7 @@ def plot_motion(path: str | os.PathLike, t, q, *, joint_names: Sequence[str] | N
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError as err:
-        raise MissingExtraError("the plot of the planned motion (--plot)", "report", "matplotlib") from err
+        raise MissingExtraError("the plot of the planned motion", "report", "matplotlib") from err
     t = np.asarray(t, dtype=float)
     q = np.asarray(q, dtype=float)
     n = q.shape[1]

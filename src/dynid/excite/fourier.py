@@ -565,7 +565,7 @@ def optimize_fourier(plant: Plant, limits: JointLimits, record_s: float, options
         bad = np.nonzero(~np.isfinite(arr))[0]
         if bad.size:
             raise ConfigError(f"the Fourier optimiser needs a finite {name} limit for every joint; joint {int(bad[0]) + 1} has none",
-                              hint="give --start/--target, --limits (velocity), --acc-limits, or a reference sine (--freqs)")
+                              hint="give the start and target positions, velocity and acceleration limits, or a reference sine's frequencies", options=("start", "target", "limits", "acc_limits", "freqs"))
     if not (math.isfinite(record_s) and record_s > 0):
         raise ConfigError(f"record time must be positive [s], got {record_s}")
     if theta is None and np.any(np.isfinite(limits.torque)):

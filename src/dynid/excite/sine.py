@@ -561,7 +561,7 @@ def choose_frequencies(amplitudes, velocity_limits, record_s: float = DEFAULT_RE
         raise ConfigError(f"amplitudes must be positive (start != target), got {A.tolist()}")
     if np.any(~np.isfinite(v)) or np.any(v <= 0):
         raise ConfigError(f"choosing frequencies needs a finite positive velocity limit per joint, got {v.tolist()}",
-                          hint="give --limits (velocity limits) or velocity_limits in the configuration")
+                          hint="give velocity limits, or velocity_limits in the configuration", options=("limits",))
     if not 0 < fraction <= 1:
         raise ConfigError(f"fraction must be in (0, 1], got {fraction}")
     target = fraction * v / (2 * np.pi * A)

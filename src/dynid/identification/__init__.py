@@ -2,11 +2,12 @@
 
 Public names (the modules hold the rest)::
 
-    from dynid.identification import identify, IdentifyOptions, Identification, ParameterStatus, ESTIMATORS
+    from dynid.identification import Identifier, identify, IdentifyOptions, Identification, ParameterStatus, ESTIMATORS
 """
 
 from __future__ import annotations
 
+from .identifier import Identifier
 from .pipeline import ESTIMATORS, Identification, IdentifyOptions, ParameterStatus, identify
 
-__all__ = ["identify", "IdentifyOptions", "Identification", "ParameterStatus", "ESTIMATORS"]
+__all__ = ["Identifier", "identify", "IdentifyOptions", "Identification", "ParameterStatus", "ESTIMATORS"]

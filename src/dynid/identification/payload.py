@@ -147,7 +147,7 @@ def _properties(rec, idm, user, options, progress) -> PayloadEstimate:
         raise IdentifiabilityError(
             f"the payload mass does not change the torque of model {model0.name!r} with the identified parameters"
             + (f" (its payload coefficients {', '.join(coef)} are 0)" if coef else ""),
-            hint="give the payload coefficients in --config 'parameters' (from the kinematics) or identify them "
+            hint="give the payload coefficients in the configuration's 'parameters' (from the kinematics) or identify them "
                  "first with a known payload mass")
     step("least squares", 0.5)
     mask = cond.moving

@@ -115,18 +115,18 @@ def _check_units(rec: Recording, kinds: Sequence[str], units: str, src: str) -> 
         if units == "si" and kind == "rotary" and span[j] > 8 * np.pi:
             raise InputDataError(
                 f"{src}, column q{j + 1}: the joint travels {span[j]:.4g} rad (> 4 turns), which looks like degrees",
-                hint="pass --units softmc for positions in deg/mm, or convert the column to rad",
+                hint="read it with units softmc for positions in deg/mm, or convert the column to rad", options=("units",),
             )
         if units == "si" and kind == "linear" and span[j] > 20.0:
             raise InputDataError(
                 f"{src}, column q{j + 1}: the axis travels {span[j]:.4g} m, which looks like millimetres",
-                hint="pass --units softmc for positions in deg/mm, or convert the column to m",
+                hint="read it with units softmc for positions in deg/mm, or convert the column to m", options=("units",),
             )
         if units == "softmc" and kind == "rotary" and 0 < span[j] < 0.2 and np.abs(rec.q[:, j]).max() < 2 * np.pi:
             raise InputDataError(
-                f"{src}, column q{j + 1}: with --units softmc the joint moves only {span[j]:.3g} deg, "
+                f"{src}, column q{j + 1}: in softMC units the joint moves only {span[j]:.3g} deg, "
                 "which looks like radians",
-                hint="drop --units softmc if the file is in SI units (rad, m)",
+                hint="read it with units si if the file is in SI units (rad, m)", options=("units",),
             )
 
 

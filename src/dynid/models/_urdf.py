@@ -146,7 +146,7 @@ def read_urdf(path: str | os.PathLike, backend: str | None = None) -> dict[str, 
     """
     path = Path(path)
     if not path.is_file():
-        raise FileFormatError(f"{path}: URDF file not found", hint="pass an existing file with --urdf")
+        raise FileFormatError(f"{path}: URDF file not found", hint="pass an existing URDF file", options=("urdf",))
     if backend is None:
         import importlib.util
 

@@ -108,7 +108,7 @@ class Serial(DynamicModel):
     element = "ROBOT"
     status = "verified"
     config_keys = {
-        "urdf": "URDF file of the robot (or pass --urdf); parsed once, then kept as 'chain'",
+        "urdf": "URDF file of the robot (or the urdf argument); parsed once, then kept as 'chain'",
         "chain": "parsed kinematic/inertial chain (written automatically from the URDF or DH table)",
         "dh": "DH table: list of {a [m], alpha [rad], d [m], theta_offset [rad], type: revolute|prismatic, limits}",
         "convention": "DH convention: standard (default; Rz Tz Tx Rx, distal frames) or modified (Rx Tx Rz Tz)",
@@ -136,7 +136,7 @@ class Serial(DynamicModel):
             if key in opts and "dh" not in opts:
                 raise ConfigError(f"configuration key {key!r} needs a 'dh' table", hint="add dh: [...] or remove it")
         if "dh" in opts and ("chain" in opts or "urdf" in opts):
-            raise ConfigError("give either a URDF ('urdf'/--urdf, or 'chain') or a 'dh' table, not both")
+            raise ConfigError("give either a URDF ('urdf' or 'chain') or a 'dh' table, not both", options=("urdf",))
         if "chain" in opts:
             chain = opts["chain"]
             check_chain(chain, where="configuration 'chain'")

@@ -24,7 +24,7 @@ def _matplotlib():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as err:
-        raise MissingExtraError("PNG figures (--figures)", "report", "matplotlib") from err
+        raise MissingExtraError("PNG figures of the report", "report", "matplotlib") from err
     return Figure, FigureCanvasAgg
 
 

@@ -342,7 +342,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     cutoff = options.cutoff_hz if options.cutoff_hz is not None else default_cutoff(rec.q, dt, options)
     if cutoff >= 0.5 / dt:
         raise ConfigError(f"cutoff {cutoff:g} Hz is not below the Nyquist frequency {0.5 / dt:g} Hz of the recording",
-                          hint="choose a lower --cutoff")
+                          hint="choose a lower cutoff", options=("cutoff",))
     order = options.filter_order
     q_f = lowpass(rec.q, cutoff, dt, order)
     if options.use_recorded_derivatives and rec.qd is not None:
@@ -368,7 +368,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     if N - 2 * trim < 20:
         raise InputDataError(
             f"{rec.source}: {N} samples leave only {max(N - 2 * trim, 0)} after trimming {trim} at each end "
-            f"for the {cutoff:.3g} Hz filter", hint="record longer or raise --cutoff")
+            f"for the {cutoff:.3g} Hz filter", hint="record longer or raise the cutoff", options=("cutoff",))
     keep = slice(trim, N - trim)
 
     qd_k = qd[keep]

@@ -43,7 +43,7 @@ def plot_runs(runs: Mapping[str, ClosedLoopRun], title: str, *, t_end: float | N
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as err:
-        raise MissingExtraError("plotting (--plot)", "plot", "matplotlib") from err
+        raise MissingExtraError("plotting a simulation", "plot", "matplotlib") from err
     first = next(iter(runs.values()))
     n = first.pfb.shape[1]
     names = joint_names or tuple(f"A{j + 1}" for j in range(n))

@@ -1,0 +1,265 @@
+"""``dynid.Identifier``: the identification as a scikit-learn style estimator (spec/interfaces.md §6).
+
+The constructor holds the options (the keywords of ``dynid identify``, with its defaults); :meth:`fit`
+identifies a recording and returns the estimator, whose learned state ends in ``_``: ``model_`` (the
+:class:`~dynid.fitted.FittedModel`), ``metrics_`` (result.json's ``metrics``), ``result_`` (the full
+:class:`~dynid.identification.result.Identification` record, with the conditioned signals) and, for a
+payload run, ``payload_``. The command line is a thin layer over it.
+
+>>> import dynid
+>>> from dynid.sim import SineMotion, simulate
+>>> from dynid.models import Plant, make_model
+>>> robot = Plant(make_model("rotary1"))
+>>> rec = simulate(robot, [0.02, 0.5, 0.3], SineMotion([-1.0], [1.0], [1.0], record_s=6.0), seed=1)
+>>> est = dynid.Identifier("rotary1").fit(rec)
+>>> est.metrics_["success"], round(est.model_.values["I"], 2)
+(True, 0.02)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..errors import ConfigError
+from ..fitted import FittedModel, Prediction, load
+from ..models.base import DynamicModel, Plant
+from ..recording import Recording
+from ..signal.conditioning import ConditioningOptions
+from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
+from .options import IdentifyOptions
+from .pipeline import identify
+
+__all__ = ["Identifier"]
+
+Progress = Callable[[str, float], None]
+
+
+class Identifier:
+    """Identify a robot's dynamic model from a recording.
+
+    Parameters
+    ----------
+    model : str or DynamicModel
+        Model name (``dynid models``: ``rotary3``, ``scara4``, ``puma``, ``serial`` ...) or a model object.
+    config : mapping or path, optional
+        Model configuration (spec/interfaces.md §4), or a JSON/YAML/TOML file holding it.
+    urdf : path, optional
+        URDF of the robot (model ``serial``).
+    friction : str, optional
+        Friction model (``viscous+coulomb+offset``, ``auto`` ...); overrides the configuration's.
+    cutoff : float or "auto", optional
+        Low-pass cutoff [Hz] (default: 20 × the motion bandwidth); ``"auto"``: chosen by held-out error.
+    estimator : {"wls", "ols", "irls", "consistent"}
+    units : {"si", "softmc"}
+        Position units of recording files read by :meth:`fit` and :meth:`predict`.
+    threshold, upper_threshold : float or sequence, optional
+        Velocity gating thresholds per joint [rad/s or m/s].
+    upper_fraction : float, optional
+        Upper threshold as a fraction of each joint's peak velocity.
+    weighting : {"residual_std", "torque_std", "none"}
+    allowed : float
+        Success threshold on the max relative torque error [%] (softMC: 50).
+    trim : int, optional
+        Samples dropped at each end (default: 2 cutoff periods).
+    torque_delay : float
+        The torque lags the positions by this many seconds.
+    align : bool
+        Estimate the torque/position delay and align before the final fit.
+    decimate : int, optional
+        Fit on every k-th sample (default ``fs / (10 cutoff)``).
+    prior_weight : float
+        ``estimator="consistent"``: weight of the pull toward the model's prior (URDF) inertias.
+    payload_of : FittedModel or path, optional
+        A payload run (softMC ``IdentPayload``): keep the robot identified there fixed and identify the
+        payload (mass/inertia, or the model's payload coefficients when ``config`` gives its mass).
+    element : str, optional
+        softMC element name (default: the robot type, or the axis name of a single axis).
+    group : int
+        softMC group number (output files ``IDNT<group>``).
+    """
+
+    def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
+                 urdf: str | os.PathLike | None = None, friction: str | None = None, cutoff: float | str | None = None,
+                 estimator: str = "wls", units: str = "si", threshold: float | Sequence[float] | None = None,
+                 upper_threshold: float | Sequence[float] | None = None, upper_fraction: float | None = None,
+                 weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
+                 torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
+                 prior_weight: float = DEFAULT_PRIOR_WEIGHT, payload_of: FittedModel | str | os.PathLike | None = None,
+                 element: str | None = None, group: int = 1) -> None:
+        self.model = model
+        self.config = config
+        self.urdf = urdf
+        self.friction = friction
+        self.cutoff = cutoff
+        self.estimator = estimator
+        self.units = units
+        self.threshold = threshold
+        self.upper_threshold = upper_threshold
+        self.upper_fraction = upper_fraction
+        self.weighting = weighting
+        self.allowed = allowed
+        self.trim = trim
+        self.torque_delay = torque_delay
+        self.align = align
+        self.decimate = decimate
+        self.prior_weight = prior_weight
+        self.payload_of = payload_of
+        self.element = element
+        self.group = group
+
+    # ------------------------------------------------------------------ scikit-learn conventions
+    _PARAMS = ("model", "config", "urdf", "friction", "cutoff", "estimator", "units", "threshold", "upper_threshold",
+               "upper_fraction", "weighting", "allowed", "trim", "torque_delay", "align", "decimate", "prior_weight",
+               "payload_of", "element", "group")
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's options."""
+        return {k: getattr(self, k) for k in self._PARAMS}
+
+    def set_params(self, **params: Any) -> "Identifier":
+        """Change options (unknown names are an error); returns the estimator."""
+        for k, v in params.items():
+            if k not in self._PARAMS:
+                raise ConfigError(f"Identifier has no option {k!r}", hint=f"options are: {', '.join(self._PARAMS)}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = Identifier("x").get_params()
+        changed = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if k != "model" and v != defaults[k])
+        return f"Identifier({self.model!r}{', ' + changed if changed else ''})"
+
+    # ------------------------------------------------------------------ building blocks
+    def build_model(self) -> DynamicModel:
+        """The model these options describe (configuration, friction and URDF applied)."""
+        from ..models import make_model
+        from ..models.config import load_config_file
+
+        if isinstance(self.model, DynamicModel):
+            model = self.model
+            if self.config is not None or self.urdf is not None:
+                raise ConfigError("a model object carries its configuration: give config/urdf only with a model name")
+            return model.with_config(friction=self.friction) if self.friction else model
+        if isinstance(self.config, (str, os.PathLike)):
+            config = load_config_file(self.config)
+        else:
+            config = dict(self.config or {})
+        if self.friction:
+            config["friction"] = self.friction
+        kwargs = {} if self.urdf is None else {"urdf": self.urdf}
+        try:
+            return make_model(self.model, config, **kwargs)
+        except TypeError as err:
+            if kwargs:
+                raise ConfigError(f"model {self.model!r} does not take a URDF", hint="use model 'serial' for URDF robots",
+                                  options=("urdf",)) from err
+            raise
+
+    def options(self) -> IdentifyOptions:
+        """The :class:`IdentifyOptions` these options describe."""
+        auto = isinstance(self.cutoff, str)
+        if auto and self.cutoff.strip().lower() != "auto":
+            raise ConfigError(f"cutoff must be a frequency in Hz or 'auto', got {self.cutoff!r}", options=("cutoff",))
+        copt = ConditioningOptions(cutoff_hz=None if auto or self.cutoff is None else float(self.cutoff),
+                                   velocity_threshold=self.threshold, trim=self.trim, torque_delay_s=self.torque_delay,
+                                   upper_velocity_threshold=self.upper_threshold,
+                                   upper_velocity_fraction=self.upper_fraction)
+        return IdentifyOptions(conditioning=copt, estimator=self.estimator, weighting=self.weighting,
+                               allowed_error=self.allowed / 100.0,
+                               consistent=ConsistentOptions(prior_weight=self.prior_weight),
+                               align_torque=self.align, decimate=self.decimate, select_cutoff=auto)
+
+    def read(self, recording: Recording | str | os.PathLike, model: DynamicModel | None = None, *,
+             require_tau: bool = True) -> Recording:
+        """A recording for ``model``: a :class:`Recording` (SI, joint side) as it is, a file read in
+        ``units`` and converted to the joint side by the model's transmission."""
+        if isinstance(recording, Recording):
+            return recording
+        from ..io.readers import read_recording
+
+        model = model if model is not None else self.build_model()
+        return read_recording(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
+                              require_tau=require_tau, transmission=model.config.transmission)
+
+    # ------------------------------------------------------------------ fit / predict
+    def fit(self, recording: Recording | str | os.PathLike, *, progress: Progress | None = None) -> "Identifier":
+        """Identify the model from ``recording`` (a :class:`Recording` or a file); returns ``self``.
+
+        A failed softMC rule is a result (``metrics_["success"]`` is False), not an exception.
+
+        Raises
+        ------
+        ConfigError, FileFormatError, InputDataError, IdentifiabilityError
+            Bad options, an unreadable file, unusable data.
+        """
+        if self.group < 0:
+            raise ConfigError(f"group must be >= 0, got {self.group}", options=("group",))
+        options = self.options()
+        self.payload_ = None
+        if self.payload_of is not None:
+            from .payload import identify_payload
+
+            robot = self.payload_of if isinstance(self.payload_of, FittedModel) else load(self.payload_of)
+            name = self.model.name if isinstance(self.model, DynamicModel) else self.model
+            if name != robot.model.name:
+                raise ConfigError(f"model {name} does not match the model {robot.model.name!r} of the run without "
+                                  "payload", hint="a payload run keeps the robot identified without payload: use the "
+                                                  "same model", options=("model",))
+            user = self._user_config()
+            rec = self.read(recording, robot.model)
+            est = identify_payload(rec, robot, config=user, options=options, progress=progress)
+            self.payload_ = est
+            self.result_ = est.identification
+            element = self.element or robot.element
+            extra: dict[str, Any] = {"payload": est.to_dict()}
+        else:
+            model = self.build_model()
+            rec = self.read(recording, model)
+            self.result_ = identify(rec, Plant(model), options, progress=progress)
+            element = self.element or self.result_.model.element
+            extra = {}
+        self.model_ = self.result_.model.with_info(element=element, group=self.group, **extra)
+        self.metrics_ = self.model_.metrics
+        return self
+
+    def predict(self, recording: Recording | str | os.PathLike) -> Prediction:
+        """Torque of the identified model for the motion of ``recording`` (what ``dynid predict`` writes)."""
+        model = self._fitted()
+        return model.predict(self.read(recording, model.model, require_tau=False))
+
+    def write(self, out_dir: str | os.PathLike, *, source: Mapping[str, Any] | None = None, report: bool = True
+              ) -> dict[str, Path]:
+        """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``."""
+        from ..io.outputs import write_outputs
+
+        self._fitted()
+        extra = {"payload": self.payload_.to_dict()} if self.payload_ is not None else None
+        props = self.payload_.prg_properties() if self.payload_ is not None else None
+        written = write_outputs(self.result_, out_dir, element=self.model_.element, group=self.group,
+                                source=source, extra=extra, properties=props)
+        if report:  # rendered from the files just written, as 'dynid report' would
+            from ..report import write_report
+
+            written["report.html"] = write_report(out_dir)
+        return written
+
+    @property
+    def success_(self) -> bool:
+        """softMC's rule: the max relative torque error is below ``allowed`` on every axis."""
+        return bool(self._fitted().success)
+
+    def _fitted(self) -> FittedModel:
+        model = getattr(self, "model_", None)
+        if model is None:
+            raise ConfigError("this Identifier is not fitted yet", hint="call fit(recording) first")
+        return model
+
+    def _user_config(self) -> dict[str, Any]:
+        from ..models.config import load_config_file
+
+        if isinstance(self.config, (str, os.PathLike)):
+            return load_config_file(self.config)
+        return dict(self.config or {})
+
