@@ -11,7 +11,7 @@ import pytest
 MODULES = ["dynid.units", "dynid.metrics", "dynid.identification.pipeline", "dynid.identification.base_params", "dynid.signal.conditioning",
            "dynid.models.puma", "dynid.models.delta",
            "dynid.models.serial", "dynid.models.transmission", "dynid.identification.select",
-           "dynid.fitted", "dynid.models.friction"]
+           "dynid.fitted", "dynid.models.friction", "dynid.threads", "dynid.identification.identifier"]
 
 
 @pytest.mark.parametrize("name", MODULES)

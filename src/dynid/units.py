@@ -11,7 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["ROTARY", "LINEAR", "position_scale", "to_si", "from_si", "velocity_unit", "position_unit", "force_unit"]
+__all__ = ["ROTARY", "LINEAR", "position_scale", "to_si", "from_si", "velocity_unit", "position_unit", "force_unit",
+           "acceleration_unit", "inertia_unit", "kind_of_position_unit"]
 
 ROTARY = "rotary"
 LINEAR = "linear"
@@ -20,6 +21,7 @@ _SOFTMC_TO_SI = {ROTARY: math.pi / 180.0, LINEAR: 1e-3}
 _SI_POSITION_UNIT = {ROTARY: "rad", LINEAR: "m"}
 _SOFTMC_POSITION_UNIT = {ROTARY: "deg", LINEAR: "mm"}
 _FORCE_UNIT = {ROTARY: "N m", LINEAR: "N"}
+_INERTIA_UNIT = {ROTARY: "kg m^2", LINEAR: "kg"}
 
 
 def position_scale(kinds: Sequence[str], units: str) -> np.ndarray:
@@ -67,6 +69,25 @@ def velocity_unit(kind: str, units: str = "si") -> str:
     return position_unit(kind, units) + "/s"
 
 
+def acceleration_unit(kind: str, units: str = "si") -> str:
+    """Name of the acceleration unit of a joint kind, e.g. ``rad/s^2``."""
+    return position_unit(kind, units) + "/s^2"
+
+
 def force_unit(kind: str) -> str:
     """Torque unit of a rotary joint (``N m``) or force unit of a linear joint (``N``)."""
     return _FORCE_UNIT[kind]
+
+
+def inertia_unit(kind: str) -> str:
+    """Unit of an inertia about a rotary joint (``kg m^2``) or of a mass on a linear one (``kg``)."""
+    return _INERTIA_UNIT[kind]
+
+
+def kind_of_position_unit(unit: str) -> str:
+    """The joint kind whose position is in ``unit`` (rad, deg: rotary; m, mm: linear)."""
+    for table in (_SI_POSITION_UNIT, _SOFTMC_POSITION_UNIT):
+        for kind, u in table.items():
+            if u == unit:
+                return kind
+    raise ValueError(f"unknown position unit {unit!r}")

@@ -72,6 +72,8 @@ def add_parser(sub) -> None:
                    help="payload run (softMC IdentPayload): keep the robot identified in RESULT.json fixed and identify "
                         "the payload mass/inertia, or, with a known payload mass in --config, the model's payload "
                         "coefficients (L^2, g*L, g*cos(alpha), ...)")
+    p.add_argument("--threads", type=int, metavar="N", help="threads for the numerics (default: DYNID_NUM_THREADS, "
+                   "else every core)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
     p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -98,7 +100,7 @@ def estimator(args) -> Identifier:
                       upper_fraction=args.upper_fraction, weighting=args.weighting, allowed=args.allowed,
                       trim=args.trim, torque_delay=args.torque_delay, align=args.align, decimate=args.decimate,
                       prior_weight=args.prior_weight, payload_of=args.payload_of, element=args.element,
-                      group=args.group)
+                      group=args.group, threads=args.threads)
 
 
 def run(args) -> int:

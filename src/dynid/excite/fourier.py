@@ -51,7 +51,7 @@ from scipy.optimize import minimize
 from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
 from .identifiability import condition_numbers, default_theta, plant_base
-from ._threads import blas_single_threaded
+from ..threads import blas_single_threaded
 from .limits import JointLimits, LimitCheck, check_limits
 
 __all__ = ["FourierTrajectory", "FourierMotion", "FourierOptions", "FourierDesign", "optimize_fourier", "OBJECTIVES"]

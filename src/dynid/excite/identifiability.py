@@ -29,8 +29,9 @@ import numpy as np
 from ..identification.base_params import BaseParameters, structural_base
 from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
-from ._threads import blas_single_threaded
+from ..threads import blas_single_threaded
 from .limits import JointLimits
+from ..units import force_unit
 
 __all__ = ["Identifiability", "predict_identifiability", "observation_matrix", "condition_numbers",
            "plant_base", "default_theta", "MAX_RELATIVE_STD", "DEFAULT_NOISE"]
@@ -248,7 +249,7 @@ def predict_identifiability(plant: Plant, q, qd, qdd, *, record_s: float, theta=
     if limits is not None and peak is not None:
         for j in np.nonzero(np.isfinite(limits.torque) & (peak > limits.torque))[0]:
             jn = plant.model.joints[j].name
-            u = "N m" if plant.model.joints[j].kind == "rotary" else "N"
+            u = force_unit(plant.model.joints[j].kind)
             sat.append(f"joint {j + 1} ({jn}): predicted peak torque {peak[j]:.4g} {u} exceeds its limit "
                        f"{limits.torque[j]:.4g} {u}: the drive saturates")
     rng_ = q.max(axis=0) - q.min(axis=0)

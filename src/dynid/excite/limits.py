@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError, DynidError, ShapeError
+from ..units import acceleration_unit, force_unit, position_unit, velocity_unit
 
 __all__ = ["JointLimits", "LimitCheck", "LimitViolationError", "check_limits", "LIMIT_KINDS"]
 
@@ -206,10 +207,10 @@ def check_limits(limits: JointLimits, t, q, qd, qdd, tau=None, *, joint_names: S
     n = limits.n_joints
     names = list(joint_names) if joint_names is not None else [f"A{j + 1}" for j in range(n)]
     kinds = list(kinds) if kinds is not None else ["rotary"] * n
-    pu = ["rad" if k == "rotary" else "m" for k in kinds]
-    tu = ["N m" if k == "rotary" else "N" for k in kinds]
-    data = {"velocity": (qd, limits.velocity, [u + "/s" for u in pu]),
-            "acceleration": (qdd, limits.acceleration, [u + "/s^2" for u in pu])}
+    pu = [position_unit(k) for k in kinds]
+    tu = [force_unit(k) for k in kinds]
+    data = {"velocity": (qd, limits.velocity, [velocity_unit(k) for k in kinds]),
+            "acceleration": (qdd, limits.acceleration, [acceleration_unit(k) for k in kinds])}
     if tau is not None:
         data["torque"] = (tau, limits.torque, tu)
     q = np.asarray(q, dtype=float)

@@ -55,6 +55,7 @@ import numpy as np
 from ..errors import ConfigError, ShapeError
 from ..sim.motion import SineMotion
 from .limits import JointLimits
+from ..units import ROTARY, force_unit, kind_of_position_unit, position_unit
 
 __all__ = [
     "SinePlan", "plan_sine", "Repetition", "PairRepetition", "analyse_repetition", "Rating", "rate_frequencies",
@@ -456,13 +457,14 @@ def rate_plan(plan: SinePlan, limits: JointLimits | None = None, *, min_cycles: 
     if limits.n_joints != plan.n_joints:
         raise ShapeError(f"limits are for {limits.n_joints} joints, the plan has {plan.n_joints}")
     names = list(joint_names) if joint_names is not None else [f"A{j + 1}" for j in range(plan.n_joints)]
-    pu = list(units) if units is not None else ["rad"] * plan.n_joints
+    pu = list(units) if units is not None else [position_unit(ROTARY)] * plan.n_joints
+    kinds = [kind_of_position_unit(u) for u in pu]
     bad: list[str] = []
     notes = list(base.notes)
     checks = [("velocity", plan.peak_velocity, limits.velocity, [u + "/s" for u in pu]),
               ("acceleration", plan.peak_acceleration, limits.acceleration, [u + "/s^2" for u in pu])]
     if peak_torque is not None:
-        tu = ["N" if u == "m" else "N m" for u in pu]
+        tu = [force_unit(k) for k in kinds]
         checks.append(("torque", np.asarray(peak_torque, dtype=float), limits.torque, tu))
     for kind, peak, lim, un in checks:
         for j in range(plan.n_joints):

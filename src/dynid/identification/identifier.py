@@ -27,6 +27,7 @@ from ..fitted import FittedModel, Prediction, load
 from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
+from ..threads import limit_threads
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions
 from .pipeline import identify
@@ -78,6 +79,9 @@ class Identifier:
         softMC element name (default: the robot type, or the axis name of a single axis).
     group : int
         softMC group number (output files ``IDNT<group>``).
+    threads : int, optional
+        Threads the numerics may use during :meth:`fit` (:func:`dynid.threads.limit_threads`; default:
+        ``DYNID_NUM_THREADS``, else every core). Scoped to the call: other work in the process keeps its own.
     """
 
     def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
@@ -87,7 +91,7 @@ class Identifier:
                  weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
                  prior_weight: float = DEFAULT_PRIOR_WEIGHT, payload_of: FittedModel | str | os.PathLike | None = None,
-                 element: str | None = None, group: int = 1) -> None:
+                 element: str | None = None, group: int = 1, threads: int | None = None) -> None:
         self.model = model
         self.config = config
         self.urdf = urdf
@@ -108,11 +112,12 @@ class Identifier:
         self.payload_of = payload_of
         self.element = element
         self.group = group
+        self.threads = threads
 
     # ------------------------------------------------------------------ scikit-learn conventions
     _PARAMS = ("model", "config", "urdf", "friction", "cutoff", "estimator", "units", "threshold", "upper_threshold",
                "upper_fraction", "weighting", "allowed", "trim", "torque_delay", "align", "decimate", "prior_weight",
-               "payload_of", "element", "group")
+               "payload_of", "element", "group", "threads")
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's options."""
@@ -196,6 +201,12 @@ class Identifier:
         """
         if self.group < 0:
             raise ConfigError(f"group must be >= 0, got {self.group}", options=("group",))
+        if self.threads is not None and int(self.threads) < 1:
+            raise ConfigError(f"threads must be >= 1, got {self.threads}", options=("threads",))
+        with limit_threads(self.threads):
+            return self._fit(recording, progress)
+
+    def _fit(self, recording, progress) -> "Identifier":
         options = self.options()
         self.payload_ = None
         if self.payload_of is not None:

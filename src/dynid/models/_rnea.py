@@ -392,9 +392,10 @@ def kernel_available() -> bool:
 
 
 def _kernel_threads(N: int) -> int:
-    env = os.environ.get("DYNID_NUM_THREADS")
-    cores = int(env) if env else len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, N // _MIN_SAMPLES_PER_THREAD))
+    """Threads for ``N`` samples: :func:`dynid.threads.num_threads`, fewer for small batches."""
+    from ..threads import num_threads
+
+    return max(1, min(num_threads(), N // _MIN_SAMPLES_PER_THREAD))
 
 
 def _kernel_constants(ch: CompiledChain) -> tuple:

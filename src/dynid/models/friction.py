@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..units import force_unit, velocity_unit
+from ..units import force_unit, inertia_unit, velocity_unit
 from .transmission import Transmission
 
 __all__ = ["FrictionModel", "FrictionCoefficients", "FRICTION_TERMS", "MOTOR_TERMS", "AUTO_FRICTION"]
@@ -145,7 +145,7 @@ class FrictionModel:
         if suffix == "viscous":
             return f"{f} s/{velocity_unit(kind).split('/')[0]}"
         if suffix == "armature":
-            return "kg m^2" if kind == "rotary" else "kg"
+            return inertia_unit(kind)
         return f
 
     @property

@@ -15,6 +15,7 @@ from ..models.transmission import Transmission
 from ._data import ReportData, Validation
 from ._spec import COLORS, FigureSpec, Panel, Trace, density, envelope
 from ._svg import MARGIN
+from ..units import force_unit, velocity_unit
 
 __all__ = ["axis_figures", "validation_figures", "torque_unit", "velocity_unit", "position_display",
            "gated_spans", "measured_friction", "WIDE", "NARROW"]
@@ -28,12 +29,7 @@ def plot_px(width: int) -> int:
     return width - MARGIN["left"] - MARGIN["right"]
 
 
-def torque_unit(kind: str) -> str:
-    return "N m" if kind == "rotary" else "N"
-
-
-def velocity_unit(kind: str) -> str:
-    return "rad/s" if kind == "rotary" else "m/s"
+torque_unit = force_unit
 
 
 def position_display(kind: str) -> tuple[float, str]:

@@ -20,6 +20,7 @@ from ._evidence import evidence_figure
 from ._figures import axis_figures, torque_unit, validation_figures
 from ._spec import FigureSpec
 from ._svg import figure_size, figure_svg
+from ..units import velocity_unit
 
 __all__ = ["ReportFigures", "build_figures", "render_html", "SEVERITY_ORDER"]
 
@@ -315,7 +316,7 @@ def _conditioning(data: ReportData) -> str:
     upper = data.vector("conditioning", "upper_velocity_threshold")
     moving = data.vector("conditioning", "moving_samples")
     rms = data.vector("metrics", "residual_rms")
-    units = c.get("velocity_threshold_units") or ["rad/s" if k == "rotary" else "m/s" for k in data.joint_kinds]
+    units = c.get("velocity_threshold_units") or [velocity_unit(k) for k in data.joint_kinds]
     n_used = c.get("data_length") or 0
     for j in range(data.n_joints):
         rows.append((f"{j + 1} {_e(data.joint_names[j])}", f"{_num(thr[j], 4)} {_e(units[j])}",

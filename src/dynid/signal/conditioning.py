@@ -37,6 +37,7 @@ import numpy as np
 from .._validation import as_vector
 from ..errors import ConfigError, InputDataError
 from ..recording import Recording
+from ..units import velocity_unit
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
            "lowpass", "butterworth_filtfilt"]
@@ -393,7 +394,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         min_moving = 20
         for j in range(n):
             if moving[:, j].sum() < min_moving:
-                unit = "m/s" if kinds[j] == "linear" else "rad/s"
+                unit = velocity_unit(kinds[j])
                 raise InputDataError(
                     f"{rec.source}, column q{j + 1}: joint {j + 1} has only {int(moving[:, j].sum())} of "
                     f"{qd_k.shape[0]} samples above the velocity threshold {thr[j]:.4g} {unit}",
