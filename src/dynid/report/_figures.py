@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..models.base import Joint
-from ..models.friction import FrictionModel
-from ..models.transmission import Transmission
+from ..models.friction import FrictionCoefficients
 from ._data import ReportData, Validation
+from ._model import identified_model
 from ._spec import COLORS, FigureSpec, Panel, Trace, density, envelope
 from ._svg import MARGIN
 from ..units import force_unit, velocity_unit
@@ -44,27 +42,18 @@ def gated_spans(t: np.ndarray, moving: np.ndarray) -> np.ndarray:
     return np.column_stack([t[a], t[b]]) if a.size else np.empty((0, 2))
 
 
-def measured_friction(data: ReportData) -> tuple[np.ndarray, FrictionModel, np.ndarray] | None:
-    """Friction torque the measurement implies, ``tfb - rigid-body model = friction model - te``, ``(N, n)``.
+def measured_friction(data: ReportData) -> tuple[np.ndarray, FrictionCoefficients] | None:
+    """Friction torque the measurement implies, ``tfb - rigid-body model = friction model - te``, ``(N, n)``,
+    and the identified friction (the model's own evaluator).
 
-    Returns ``(friction_measured, friction_model, coefficients)`` or None when result.json's friction
-    block cannot be rebuilt (e.g. written by a newer dynid with other terms).
+    None when the identified model cannot be loaded from result.json (:func:`._model.identified_model`).
     """
-    fr = data.result.get("friction") or {}
-    joints = [Joint(n, k) for n, k in zip(data.joint_names, data.joint_kinds)]
-    try:
-        config = data.result.get("config", {})
-        tr = config.get("transmission")
-        model = FrictionModel(fr.get("model", "none"), joints, float(config.get("stribeck_velocity", 0.1)),
-                              Transmission.from_dict(tr) if tr else None)
-    except (ConfigError, TypeError, ValueError):
+    fitted = identified_model(data)
+    if fitted is None:
         return None
-    values = np.array([0.0 if v is None else v for v in fr.get("values", [])], dtype=float)
-    if values.size != model.n_params:
-        return None
+    coef = fitted.plant.friction_coefficients(fitted.theta)
     s = data.signals
-    f = model.columns(s["vfb"], s["afb"]) @ values
-    return f - s["te"], model, values
+    return coef.torque(s["vfb"], s["afb"]) - s["te"], coef
 
 
 def _torque_figure(data: ReportData, j: int, moving: np.ndarray) -> FigureSpec:
@@ -121,16 +110,16 @@ def _friction_figure(data: ReportData, j: int, moving: np.ndarray, friction) -> 
     v = s["vfb"][m, j]
     tu, vu = torque_unit(kind), velocity_unit(kind)
     if friction is not None:
-        f_meas, model, values = friction
+        f_meas, coef = friction
         y = f_meas[m, j]
         vg = np.linspace(v.min(), v.max(), 401) if v.size else np.zeros(1)
         vg = vg[np.abs(vg) > 0]
         qd = np.zeros((vg.size, data.n_joints))
         qd[:, j] = vg
-        curve = (model.columns(qd, np.zeros_like(qd)) @ values)[:, j]
+        curve = coef.torque(qd, np.zeros_like(qd))[:, j]
         traces = (Trace("dots", *density(v, y, (200, 110)), label="measured - rigid-body model", color=COLORS["raw"],
                         width=3.0),
-                  Trace("line", vg, curve, label=f"model ({model.spec})", color=COLORS["model"], width=1.4))
+                  Trace("line", vg, curve, label=f"model ({coef.model.spec})", color=COLORS["model"], width=1.4))
         title, ylabel = "friction torque vs velocity", f"friction [{tu}]"
         caption = ("Friction the measurement implies (measured torque minus the identified rigid-body torque, used "
                    "samples) against the identified friction law. A shape the line does not follow (Stribeck dip, "
