@@ -37,7 +37,7 @@ from .models.base import Plant
 from .recording import Recording
 from .signal.conditioning import ConditioningOptions, condition, lowpass
 
-__all__ = ["FittedModel", "Prediction", "load", "predict", "jsonable", "SIGN_NOISE_FACTOR", "RESULT_FILE"]
+__all__ = ["FittedModel", "Prediction", "load", "read_result_json", "predict", "jsonable", "SIGN_NOISE_FACTOR", "RESULT_FILE"]
 
 RESULT_FILE = "result.json"
 
@@ -369,8 +369,8 @@ def default_element(model) -> str:
     return model.joints[0].name if model.n_joints == 1 and model.element == "A1" else model.element
 
 
-def load(path: str | Path) -> FittedModel:
-    """The :class:`FittedModel` of a ``result.json`` (or of the folder holding it)."""
+def read_result_json(path: str | Path) -> tuple[Path, dict]:
+    """The path and parsed content of a ``result.json`` (or of the one in folder ``path``)."""
     path = Path(path)
     if path.is_dir():
         path = path / RESULT_FILE
@@ -381,8 +381,14 @@ def load(path: str | Path) -> FittedModel:
                               hint="pass the result.json written by an identification (or its folder)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise FileFormatError(f"{path}: not a readable result.json ({err})") from err
-    if not isinstance(data, Mapping):
+    if not isinstance(data, dict):
         raise FileFormatError(f"{path}: not a result.json (a JSON object is expected)")
+    return path, data
+
+
+def load(path: str | Path) -> FittedModel:
+    """The :class:`FittedModel` of a ``result.json`` (or of the folder holding it)."""
+    path, data = read_result_json(path)
     return FittedModel.from_dict(data, where=str(path))
 
 

@@ -6,7 +6,6 @@ from the three files ``dynid identify`` wrote.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -14,6 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import FileFormatError
+from ..fitted import read_result_json
 from ..io.rec import read_rec
 
 __all__ = ["ReportData", "Validation", "load_report_data"]
@@ -124,11 +124,6 @@ class ReportData:
         return out
 
 
-def _result_path(path: str | Path) -> Path:
-    p = Path(path)
-    return p / "result.json" if p.is_dir() else p
-
-
 def load_report_data(path: str | Path) -> ReportData:
     """Read a result folder (or its ``result.json``) and the REC beside it.
 
@@ -149,15 +144,8 @@ def load_report_data(path: str | Path) -> ReportData:
         No readable ``result.json``, one missing a required section, or a REC whose joints do not
         match it.
     """
-    rpath = _result_path(path)
-    try:
-        result = json.loads(rpath.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileFormatError(f"{rpath}: no such file",
-                              hint="pass the folder (or result.json) written by 'dynid identify'") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise FileFormatError(f"{rpath}: not a readable result.json ({err})") from err
-    missing = [k for k in REQUIRED_KEYS if not isinstance(result, dict) or k not in result]
+    rpath, result = read_result_json(path)
+    missing = [k for k in REQUIRED_KEYS if k not in result]
     if missing:
         raise FileFormatError(f"{rpath}: result.json has no {', '.join(repr(k) for k in missing)}",
                               hint="use a result.json written by 'dynid identify'")
