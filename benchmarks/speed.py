@@ -1,6 +1,6 @@
 """Speed and memory of a whole identification, beside a plain Pinocchio pipeline.
 
-    python benchmarks/speed.py [--samples 50000] [--repeat 5]
+    python benchmarks/speed.py [--samples 50000] [--repeat 5] [--other-python PATH]
 
 A 6-joint recording (Stäubli TX40 URDF from ../shared/data/real, multi-sine motion, torques from
 Pinocchio's RNEA + viscous/Coulomb friction + 0.5 % noise) is written as CSV. Then, after one
@@ -10,7 +10,9 @@ differentiate, stacked ``computeJointTorqueRegressor`` + friction columns, pivot
 peak resident memory. Also dynid's regressor throughput alone (compiled kernel on all cores and on
 one, and the numpy fallback) against Pinocchio's per-sample loop.
 Targets (issue 4): regressor >= 1 M samples/s; identify >= 3x faster than the Pinocchio pipeline;
-dynid peak memory <= 300 MiB.
+dynid peak memory <= 300 MiB. ``--other-python`` times the same ``dynid identify`` of another
+installation (e.g. a virtual environment with the previous release: ``python -m venv v && v/bin/pip
+install <checkout of 0.1.0>``) in the same alternation, for a before/after comparison (issue 12: within 5 %).
 """
 
 from __future__ import annotations
@@ -118,6 +120,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", type=int, default=50_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--other-python", metavar="PATH",
+                    help="python of another dynid installation to time beside this one (before/after)")
     args = ap.parse_args()
     if not URDF.is_file():
         sys.exit(f"skipped: {URDF} not found (../shared/data/real beside the repository)")
@@ -131,16 +135,26 @@ def main() -> None:
                      "--out", str(tmp / "out"), "--no-report", "--quiet", "--cutoff", str(cutoff),
                      "--friction", "viscous+coulomb+offset"]
         pin_cmd = [env_py, str(HERE / "_pinocchio_pipeline.py"), str(URDF), str(csv), str(tmp / "pin.npz"), str(cutoff)]
-        d_times, d_mem, p_times, p_mem = [], [], [], []
+        other_cmd = None
+        if args.other_python:
+            other_cmd = [args.other_python, *dynid_cmd[1:]]
+            other_cmd[other_cmd.index(str(tmp / "out"))] = str(tmp / "out_other")
+        d_times, d_mem, p_times, p_mem, o_times, o_mem = [], [], [], [], [], []
         run_measured(dynid_cmd)  # warm-up, not counted: byte-compilation and the disk cache
         run_measured(pin_cmd)
-        for _ in range(args.repeat):  # alternate so both see the same machine load
+        if other_cmd:
+            run_measured(other_cmd)
+        for _ in range(args.repeat):  # alternate so all see the same machine load
             w, m = run_measured(dynid_cmd)
             d_times.append(w)
             d_mem.append(m)
             w, m = run_measured(pin_cmd)
             p_times.append(w)
             p_mem.append(m)
+            if other_cmd:
+                w, m = run_measured(other_cmd)
+                o_times.append(w)
+                o_mem.append(m)
         rates = regressor_throughput(args.samples)
     d, p = float(np.median(d_times)), float(np.median(p_times))
     print(f"speed benchmark: 6-joint TX40 (URDF), {args.samples} samples, median of {args.repeat} alternating runs")
@@ -149,6 +163,10 @@ def main() -> None:
         ("Pinocchio pipeline (process)", f"{p:.2f} s", f"{np.median(p_mem):.0f} MiB"),
         ("speed-up (target >= 3x)", f"{p / d:.1f} x", ""),
     ]
+    if o_times:
+        o = float(np.median(o_times))
+        rows += [(f"dynid identify of {args.other_python}", f"{o:.2f} s", f"{np.median(o_mem):.0f} MiB"),
+                 ("this / other (target <= 1.05)", f"{d / o:.3f}", "")]
     first = True
     for name, rate in rates.items():
         label = name if name.startswith("Pinocchio") else f"dynid regressor, {name}"
