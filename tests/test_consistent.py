@@ -232,6 +232,7 @@ def test_when_least_squares_is_already_feasible_both_estimators_agree_within_noi
     assert validation_error(plant, cons.theta, exact) <= 1.01 * validation_error(plant, wls.theta, exact)
 
 
+@pytest.mark.slow
 def test_standard_deviations_match_the_scatter_over_noise_realisations():
     """The weak-excitation motion with 20 noise draws: the reported base-parameter standard deviations
     (Laplace approximation) against the empirical scatter of the estimates."""

@@ -89,6 +89,7 @@ def test_half_percent_noise_recovers_parameters_within_1_percent(name, seed):
     assert res.success
 
 
+@pytest.mark.slow
 def test_standard_deviations_are_calibrated():
     """Over seeds, (estimate - truth) / std has RMS near 1: std accounts for the filtered (correlated) residual."""
     plant, theta, motion = SIM["rotary3"]

@@ -83,6 +83,7 @@ def test_source_scara_program_by_default(tmp_path, capsys):
     assert explicit.read_text() == prg.read_text()
 
 
+@pytest.mark.slow
 def test_puma_fourier_halves_the_sine_condition_number_within_limits(tmp_path, capsys):
     out = tmp_path / "traj.csv"
     status, d, _ = run_json(capsys, ["--model", "puma", "--fourier", "5", *PUMA, "--units", "softmc", "--record-s", "20",

@@ -317,6 +317,7 @@ def test_corners_of_the_identification_motion_assemble():
 
 # ------------------------------------------------------------------------------- end to end
 
+@pytest.mark.slow
 def test_identify_delta3_end_to_end():
     """Simulate an identification run (joint sines), identify with the pipeline, validate on a
     Cartesian loop the robot never did during identification.

@@ -7,7 +7,7 @@ import pytest
 
 from dynid.models import Plant, make_model, model_class
 from dynid.runtime._compiled import RegressorDynamics, TrigPolyDynamics, compile_dynamics
-from dynid.sim.simulator import forward_dynamics_terms
+from dynid.sim import forward_dynamics_terms
 
 CASES = [
     ("puma", {"payload": {"mass": 1.5, "inertia": 0.01}, "payload_lz": 0.08, "joint_sign": [1, -1, 1, 1, -1, 1],

@@ -17,6 +17,7 @@ def _simulate(capsys, *args):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_scara_move_settles_faster_with_the_model(capsys):
     d = _simulate(capsys, "--scenario", "scara-move")
     assert d["identification"]["success"]
@@ -25,6 +26,7 @@ def test_scara_move_settles_faster_with_the_model(capsys):
     assert d["source"]["settling_time_without_model_s"] == 0.300
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("delta3" not in model_names(), reason="delta3 is not registered in this build (feat/delta)")
 def test_delta_move_settles_faster_with_the_model(capsys):
     d = _simulate(capsys, "--scenario", "delta-move")
@@ -33,12 +35,14 @@ def test_delta_move_settles_faster_with_the_model(capsys):
     assert d["settling_time_with_model_s"] <= 0.9 * d["settling_time_without_model_s"]
 
 
+@pytest.mark.slow
 def test_puma_hold_axis2_error_is_smaller_with_the_model(capsys):
     d = _simulate(capsys, "--scenario", "puma-hold")
     assert d["identification"]["success"]
     assert 0 < d["p2p_error_with_model"] < d["p2p_error_without_model"]
 
 
+@pytest.mark.slow
 def test_scara_collision_detected_fast_without_false_alarms_and_found_by_monitor(capsys, tmp_path):
     """20 % of the joint's peak torque detected within 20 ms; no false alarm in 60 s of collision-free
     motion; `dynid monitor` finds the same event in the recorded log with the same thresholds, which it

@@ -9,13 +9,23 @@ interpolation, linear between cycles), a P position loop with velocity feed-forw
 velocity loop; its torque command plus the torque offset is saturated (anti-windup) and applied
 to the *true* robot together with torque ripple and an optional external (collision) torque.
 Position feedback is quantised by the encoder; the velocity is the filtered difference of it;
-the reported torque is the drive's command averaged over the cycle plus measurement noise.
+the reported torque is the drive's command averaged over the cycle (or over a cycle centred on
+its start: ``DriveOptions.feedback_window``) plus measurement noise.
 
 The robot is any :class:`~dynid.models.Plant` with any parameters: forward dynamics
-``M(q) qdd = u − C(q)(qd⊗qd) − g(q) − friction(qd)``, with ``M, C, g`` from the compiled
-single-sample path of the model (refreshed every substep), or, for models that do not compile (a
-Delta), from the batch regressor refreshed once per controller cycle. Coulomb friction in the
-plant is ``Fc·tanh(qd/ε)``. Integration: semi-implicit Euler at ``Ts/substeps``.
+``M(q) qdd = u − C(q)(qd⊗qd) − g(q) − friction(qd)``, ``M`` including the actuators' (joint and
+coupled-motor) inertia, with ``M, C, g`` from the compiled single-sample path of the model or, for
+models that do not compile (a Delta, a spring axis), from the batch regressor, evaluated at every
+substep (or once per controller cycle: ``DriveOptions.plant_update``). Coulomb friction in the
+plant is ``Fc·tanh(qd/ε)``, that of coupled motors ``Fcm·tanh(u_m·qd/ε_m)`` with ``ε_m = |u_m|·ε``.
+Integration: semi-implicit Euler at ``h = Ts/substeps`` with the stiff Coulomb transition
+linearly implicit, ``(M + h·K)·Δqd = h·(u − bias(q, qd))``, ``K ≥ 0`` the slope of the Coulomb-type
+terms' ``tanh`` (the viscous term stays explicit): stable however sharp the friction is. Where every
+``tanh`` is saturated ``K = 0``, and the second difference of the positions at a drive step is
+exactly the acceleration that step's torque produced — what identification differentiates.
+
+:func:`~dynid.sim.simulator.simulate` runs identification motions on this engine with an ideal drive
+(``command_delay_cycles=0``, ``feedback_window="centred"``).
 
 Metrics: :func:`settling_time` (softMC ``PESETTLE``/``TIMESETTLE``/``ISSETTLED``) and
 :func:`peak_to_peak`.
@@ -35,18 +45,21 @@ from ..models.base import Plant
 from ..recording import Recording
 from ..runtime._compiled import RegressorDynamics, TrigPolyDynamics, compile_dynamics
 
+__all__ = ["ServoGains", "DriveOptions", "Command", "ExternalStep", "ClosedLoopRun", "run_closed_loop",
+           "settling_time", "peak_to_peak", "joint_inertia", "forward_dynamics_terms"]
+
+
+_SATURATED = 1e-12
+"""``1 − tanh²`` below which a Coulomb transition adds nothing to the step's matrix (``|qd| > 14.5 ε``)."""
 
 
 def _dgesv(M, b):
-    """LAPACK ``dgesv`` (numpy's solve costs 5x more in the per-cycle loop); scipy imported on first use."""
+    """LAPACK ``dgesv`` (numpy's solve costs 5x more in the per-step loop); scipy imported on first use."""
     global _dgesv
     from scipy.linalg.lapack import dgesv
 
     _dgesv = dgesv
     return dgesv(M, b)
-
-__all__ = ["ServoGains", "DriveOptions", "Command", "ExternalStep", "ClosedLoopRun", "run_closed_loop",
-           "settling_time", "peak_to_peak", "joint_inertia"]
 
 
 @dataclass(frozen=True)
@@ -98,7 +111,8 @@ class DriveOptions:
         Drive loop (and integration) steps per controller cycle.
     command_delay_cycles : int
         Cycles from ``pcmd`` leaving the controller to the drive's loops using it (fieldbus + drive
-        interpolation); ``AdditiveTorqueDelay`` should match it.
+        interpolation, linear between cycles); ``AdditiveTorqueDelay`` should match it. 0: an ideal
+        drive whose loops follow the command at once (interpolated towards the next cycle's).
     torque_limit : float or sequence, optional
         Drive torque saturation per joint [N m or N] (applied to command + offset).
     feedback_noise : float or sequence
@@ -109,8 +123,21 @@ class DriveOptions:
         Joint-side position quantum per joint [rad or m] (motor encoder counts / gear ratio).
     velocity_filter_s : float
         Time constant of the drive's velocity estimate [s].
-    coulomb_smoothing : float
-        ε of the plant's ``tanh(qd/ε)`` Coulomb friction [rad/s or m/s].
+    coulomb_smoothing : float or sequence
+        ε of the plant's ``tanh(qd/ε)`` Coulomb friction, per joint [rad/s or m/s] (coupled motors:
+        ``|u_m|·ε``).
+    feedback_window : {"cycle", "centred"}
+        The reported torque: ``"cycle"`` the mean of the drive's torque command over the cycle's
+        drive steps (known at the cycle's end, half a cycle late; what the collision monitor reads);
+        ``"centred"`` the trapezoid mean over one cycle centred on the cycle start, where ``pfb`` is
+        sampled — no delay, and what the central differences of ``pfb`` see (an identification
+        record; not available within the cycle, so not with a monitor).
+    plant_update : {"step", "cycle"}
+        How often ``M, C, g`` of a plant whose model does not compile (the batch-regressor fallback,
+        e.g. a Delta, about 0.5 ms per evaluation) are evaluated: at every integration step, or once
+        per controller cycle (faster; the configuration terms are then frozen over the cycle's
+        substeps, an error of the order of their change in one cycle). Compiled models are
+        evaluated at every step either way.
     """
 
     sample_period: float = 1e-3
@@ -121,15 +148,22 @@ class DriveOptions:
     torque_ripple: float | Sequence[float] = 0.0
     encoder_resolution: float | Sequence[float] | None = None
     velocity_filter_s: float = 2.5e-4
-    coulomb_smoothing: float = 0.01
+    coulomb_smoothing: float | Sequence[float] = 0.01
+    feedback_window: str = "cycle"
+    plant_update: str = "step"
 
     def __post_init__(self) -> None:
         if not self.sample_period > 0 or self.substeps < 1:
             raise ConfigError("sample_period must be positive and substeps >= 1")
-        if self.command_delay_cycles < 1:
-            raise ConfigError("command_delay_cycles must be >= 1 (the drive interpolates between cycles)")
-        if self.velocity_filter_s < 0 or not self.coulomb_smoothing > 0:
+        if self.command_delay_cycles < 0:
+            raise ConfigError("command_delay_cycles must be >= 0")
+        eps = np.asarray(self.coulomb_smoothing, dtype=float)
+        if self.velocity_filter_s < 0 or not np.all(eps > 0):
             raise ConfigError("velocity_filter_s must be >= 0 and coulomb_smoothing > 0")
+        if self.feedback_window not in ("cycle", "centred"):
+            raise ConfigError(f"feedback_window must be 'cycle' or 'centred', got {self.feedback_window!r}")
+        if self.plant_update not in ("step", "cycle"):
+            raise ConfigError(f"plant_update must be 'step' or 'cycle', got {self.plant_update!r}")
 
     def to_dict(self) -> dict[str, Any]:
         def lst(x):
@@ -138,7 +172,9 @@ class DriveOptions:
                 "command_delay_cycles": self.command_delay_cycles, "torque_limit": lst(self.torque_limit),
                 "feedback_noise_std": lst(self.feedback_noise), "torque_ripple_std": lst(self.torque_ripple),
                 "encoder_resolution": lst(self.encoder_resolution), "velocity_filter_s": self.velocity_filter_s,
-                "coulomb_smoothing": self.coulomb_smoothing}
+                "coulomb_smoothing": self.coulomb_smoothing if np.ndim(self.coulomb_smoothing) == 0
+                else lst(self.coulomb_smoothing), "feedback_window": self.feedback_window,
+                "plant_update": self.plant_update}
 
 
 @dataclass(frozen=True)
@@ -240,33 +276,84 @@ class ClosedLoopRun:
         return names, np.hstack(blocks)
 
 
+def forward_dynamics_terms(plant: Plant, theta: npt.ArrayLike, q: npt.ArrayLike, qd: npt.ArrayLike,
+                           sign: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Mass matrix ``M`` ``(n, n)`` and bias torque ``h`` ``(n,)`` at one state, from the regressor.
+
+    With ``tau = Y(q, qd, qdd) θ + offset``: ``M[:, i] = tau(q, 0, e_i) − tau(q, 0, 0)`` (armature
+    included), ``h = tau(q, qd, 0)`` — gravity, Coriolis/centrifugal terms, payload and friction
+    (``sign`` ``(n,)`` as the Coulomb sign if given, else ``sign(qd)``). One batched call; the
+    reference the compiled single-sample path is checked against.
+    """
+    theta = np.asarray(theta, dtype=float)
+    q = np.asarray(q, dtype=float).ravel()
+    qd = np.asarray(qd, dtype=float).ravel()
+    n = plant.n_joints
+    Q = np.repeat(q[None, :], n + 2, axis=0)
+    QD = np.zeros((n + 2, n))
+    QD[0] = qd
+    QDD = np.zeros((n + 2, n))
+    QDD[2:] = np.eye(n)
+    S = np.zeros((n + 2, n))
+    S[0] = np.sign(qd) if sign is None else sign
+    tau = plant.torque(theta, Q, QD, QDD, sign=S)
+    return (tau[2:] - tau[1]).T, tau[0]
+
+
 def joint_inertia(plant: Plant, theta: npt.ArrayLike, q: npt.ArrayLike) -> np.ndarray:
     """Diagonal of the mass matrix (incl. armature) at ``q`` ``(n,)`` [kg m² or kg] (servo tuning)."""
-    theta = np.asarray(theta, dtype=float)
-    n = plant.n_joints
-    q = np.asarray(q, dtype=float).ravel()
-    Q = np.repeat(q[None], n + 1, axis=0)
-    QDD = np.vstack([np.zeros(n), np.eye(n)])
-    tau = plant.torque(theta, Q, np.zeros_like(Q), QDD)
-    return np.diag(tau[1:] - tau[0]).copy()
+    M, _ = forward_dynamics_terms(plant, theta, q, np.zeros(plant.n_joints))
+    return np.diag(M).copy()
 
 
 class _Plant:
-    """Forward dynamics of the true robot with preallocated buffers."""
+    """The true robot: forward dynamics and one integration step, with preallocated buffers.
 
-    def __init__(self, plant: Plant, theta: np.ndarray, eps: float) -> None:
+    ``eps`` ``(n,)``: ε of the joints' ``tanh(qd/ε)`` Coulomb sign; coupled motors use
+    ``tanh(u_m·qd/ε_m)``, ``ε_m = |u_m|·ε`` (the bound joint velocities at ε put on the motor's).
+    ``h``: the integration step [s]. ``every_step=False``: a model that does not compile is evaluated
+    by :meth:`refresh`, which the caller runs once per cycle.
+    """
+
+    def __init__(self, plant: Plant, theta: np.ndarray, eps: np.ndarray, h: float, every_step: bool = True) -> None:
         self.dyn = compile_dynamics(plant, theta)
-        self.per_substep = isinstance(self.dyn, TrigPolyDynamics)
+        self.per_substep = every_step or isinstance(self.dyn, TrigPolyDynamics)
         self.ws = self.dyn.new_workspace()
-        self.fric = plant.friction_coefficients(theta)
+        fc = self.fric = plant.friction_coefficients(theta)
         n = plant.n_joints
         self.n = n
-        self.M = np.empty((n, n))
+        self.M = np.empty((n, n))                      # mass matrix + h·K: the matrix of the step
+        self.diag = self.M.reshape(-1)[:: n + 1]       # view on its diagonal
         self.h = np.empty(n)
         self.s = np.empty(n)
-        self.eps = eps
-        inertia = self.fric.inertia()                  # joint and coupled-motor armature
+        self.k = np.empty(n)
+        self.w = np.empty(n)
+        self.dt = h
+        self.inv_eps = 1.0 / np.asarray(eps, dtype=float)
+        self.h_eps = h * self.inv_eps
+        inertia = fc.inertia()                         # joint and coupled-motor armature
         self.arm = inertia if np.any(inertia) else None
+        # K (stiffness of the Coulomb transition): per joint (1 − s²)/ε · c with c the coefficient of
+        # the sign s — Fc, + Fc+ or Fc- by the sign's side, + Fs·exp(−(qd/vs)²) (its smooth slope left out)
+        self.c_var = fc.has_asym or fc.has_stribeck
+        self.c0 = fc.coulomb + (fc.coulomb_neg if fc.has_asym else 0.0)
+        self.c_pos = fc.coulomb_pos - fc.coulomb_neg if fc.has_asym else None
+        self.c_h_eps = np.maximum(self.c0, 0.0) * self.h_eps
+        self.c = np.empty(n)
+        self.above = np.empty(n, dtype=bool)
+        self.inv_vs = 1.0 / fc.model.stribeck_velocity
+        m = fc.n_coupled
+        self.coupled = m > 0
+        if self.coupled:
+            self.U = np.ascontiguousarray(fc.directions)                       # (m, n)
+            self.UT = np.ascontiguousarray(fc.directions.T)
+            self.inv_eps_m = 1.0 / fc.model.motor_thresholds(np.asarray(eps, dtype=float))
+            self.cm_h_eps = np.maximum(fc.motor_coulomb, 0.0) * h * self.inv_eps_m
+            self.v = np.empty(m)
+            self.ms = np.empty(m)
+            self.km = np.empty(m)
+            self.UTk = np.empty((n, m))
+            self.Km = np.empty((n, n))
         self.iu, self.ju = np.triu_indices(n)
         self.C = None
         self.g = None
@@ -299,32 +386,92 @@ class _Plant:
         self.g = g.copy()
         self.qq = np.empty(nq)
 
-    def accel(self, q: np.ndarray, qd: np.ndarray, drive: np.ndarray) -> np.ndarray:
-        """``qdd = M⁻¹ (drive − bias)`` at the state ``(q, qd)``."""
-        np.divide(qd, self.eps, out=self.s)
-        np.tanh(self.s, out=self.s)
+    def step(self, q: np.ndarray, qd: np.ndarray, drive: np.ndarray) -> None:
+        """Advance ``q, qd`` ``(n,)`` in place by one step ``h`` under the torque ``drive`` ``(n,)``.
+
+        ``(M + h·K)·Δqd = h·(drive − bias(q, qd))``, ``qd += Δqd``, ``q += h·qd`` (semi-implicit Euler,
+        the Coulomb transition linearly implicit); allocates nothing but the solve's result.
+        """
+        s, k = self.s, self.k
+        np.multiply(qd, self.inv_eps, out=s)
+        np.tanh(s, out=s)
         if self.per_substep:
             self.dyn.mass_bias_into(self.ws, q, qd, self.M, self.h)
             if self.arm is not None:
                 np.add(self.M, self.arm, out=self.M)
-            M = self.M
         else:
             np.multiply(qd[self.iu], qd[self.ju], out=self.qq)
             np.dot(self.C, self.qq, out=self.h)
             np.add(self.h, self.g, out=self.h)
-            M = self.M_cycle
-        self.fric.add_into(qd, None, self.s, self.h)
+            np.copyto(self.M, self.M_cycle)
+        ms = None
+        if self.coupled:
+            ms = self.ms
+            np.dot(self.U, qd, out=self.v)
+            np.multiply(self.v, self.inv_eps_m, out=ms)
+            np.tanh(ms, out=ms)
+        self.fric.add_into(qd, None, s, self.h, motor_sign=ms)
         np.subtract(drive, self.h, out=self.h)
-        _, _, x, info = _dgesv(M, self.h)          # LAPACK directly: numpy's solve costs 5x more here
+        # K, the stiffness of the Coulomb transition (skipped where every tanh is saturated): the joints' ...
+        np.multiply(s, s, out=k)
+        np.subtract(1.0, k, out=k)
+        if k.max() > _SATURATED:
+            if self.c_var:
+                c, w = self.c, self.w
+                np.copyto(c, self.c0)
+                if self.c_pos is not None:
+                    np.greater(s, 0.0, out=self.above)
+                    np.multiply(self.above, self.c_pos, out=w)
+                    np.add(c, w, out=c)
+                if self.fric.has_stribeck:
+                    np.multiply(qd, self.inv_vs, out=w)
+                    np.multiply(w, w, out=w)
+                    np.negative(w, out=w)
+                    np.exp(w, out=w)
+                    np.multiply(w, self.fric.stribeck, out=w)
+                    np.add(c, w, out=c)
+                np.maximum(c, 0.0, out=c)
+                np.multiply(k, c, out=k)
+                np.multiply(k, self.h_eps, out=k)
+            else:
+                np.multiply(k, self.c_h_eps, out=k)
+            np.add(self.diag, k, out=self.diag)
+        if self.coupled:                                # ... and Σ_m k_m u_m u_mᵀ of the coupled motors
+            km = self.km
+            np.multiply(ms, ms, out=km)
+            np.subtract(1.0, km, out=km)
+            if km.max() > _SATURATED:
+                np.multiply(km, self.cm_h_eps, out=km)
+                np.multiply(self.UT, km, out=self.UTk)
+                np.dot(self.UTk, self.U, out=self.Km)
+                np.add(self.M, self.Km, out=self.M)
+        _, _, x, info = _dgesv(self.M, self.h)         # LAPACK directly: numpy's solve costs 5x more here
         if info != 0:
             raise np.linalg.LinAlgError(f"singular mass matrix at q = {q.tolist()}")
-        return x
+        x *= self.dt
+        qd += x
+        np.multiply(qd, self.dt, out=self.w)
+        q += self.w
 
 
 def _initial_bias(plant: Plant, theta: np.ndarray, q0: np.ndarray) -> np.ndarray:
     """Torque that holds the robot at rest at ``q0`` (gravity, payload, friction offset)."""
     z = np.zeros((1, plant.n_joints))
     return plant.torque(theta, q0[None], z, z, sign=z)[0]
+
+
+def _centred_mean(u: np.ndarray, s: int) -> np.ndarray:
+    """Per cycle ``k`` the mean of the drive-step torques ``u`` ``(N·s, n)`` centred on step ``k·s``
+    ``(N, n)``: a trapezoid over ``k·s − s/2 … k·s + s/2`` (even ``s``; odd: a plain mean over
+    ``k·s ± (s−1)/2``), clipped at the start of the run."""
+    m = s // 2
+    w = np.ones(2 * m + 1)
+    if s % 2 == 0:
+        w[0] = w[-1] = 0.5
+    w /= w.sum()
+    N = u.shape[0] // s
+    idx = np.clip(np.arange(N)[:, None] * s + np.arange(-m, m + 1)[None, :], 0, u.shape[0] - 1)
+    return np.tensordot(u[idx], w, axes=([1], [0]))
 
 
 def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains: ServoGains,
@@ -348,10 +495,10 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
         Additive torque from the (identified) model; without it ``Taddcmd = 0``.
     monitor : CollisionMonitor, optional
         Runs on ``Taddcmd`` vs ``Tfb`` each cycle, gated on the drive's velocity estimate and on the
-        command velocity the applied ``Taddcmd`` was computed from.
+        command velocity the applied ``Taddcmd`` was computed from (needs ``feedback_window="cycle"``).
     external_torque : callable(t, out), optional
         Writes the external torque ``(n,)`` [N m or N] acting at time ``t`` into ``out`` (e.g.
-        :class:`ExternalStep`); not measured by the drive.
+        :class:`ExternalStep`); called at every drive step, not measured by the drive.
     seed : int, optional
         Seed of the noise.
 
@@ -369,11 +516,16 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
     if command.t.size > 1 and abs(float(np.median(np.diff(command.t))) - Ts) > 1e-9 * max(Ts, 1.0):
         raise ConfigError(f"command is sampled every {np.median(np.diff(command.t)):.6g} s but the controller cycle "
                           f"is {Ts:.6g} s")
+    centred = drive.feedback_window == "centred"
+    if centred and monitor is not None:
+        raise ConfigError("the collision monitor reads the torque feedback within the cycle: it needs "
+                          "feedback_window='cycle'")
     h = Ts / s
     N = command.t.size
     D = drive.command_delay_cycles
     rng = np.random.default_rng(seed)
-    lim = np.full(n, np.inf) if drive.torque_limit is None else as_vector("torque_limit", drive.torque_limit, n)
+    saturate = drive.torque_limit is not None
+    lim = np.full(n, np.inf) if not saturate else as_vector("torque_limit", drive.torque_limit, n)
     fb_noise = as_vector("feedback_noise", drive.feedback_noise, n)
     ripple = as_vector("torque_ripple", drive.torque_ripple, n)
     res = None if drive.encoder_resolution is None else as_vector("encoder_resolution", drive.encoder_resolution, n)
@@ -387,7 +539,8 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
     ripple_draw = rng.normal(size=(N * s, n)) * ripple if np.any(ripple > 0) else None
     fb_draw = rng.normal(size=(N, n)) * fb_noise
 
-    true = _Plant(plant, theta, drive.coulomb_smoothing)
+    true = _Plant(plant, theta, as_vector("coulomb_smoothing", drive.coulomb_smoothing, n), h,
+                  every_step=drive.plant_update == "step")
     q = command.q[0].copy()
     qd = np.zeros(n)
     hold = _initial_bias(plant, theta, q)
@@ -409,6 +562,7 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
     if monitor is None:
         out["te"].fill(np.nan)
         out["limit"].fill(np.nan)
+    u_hist = np.empty((N * s, n)) if centred else None                     # every drive step's torque
     q_meas = q.copy() if res is None else np.round(q / res) * res
     q_prev = q_meas.copy()
     v_est = np.zeros(n)
@@ -457,15 +611,20 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
             np.multiply(kv, ev, out=u)
             np.multiply(ki, integ, out=w)
             u += w
-            u += tadd
-            np.minimum(u, lim, out=w)
-            np.maximum(w, neg_lim, out=w)
-            np.equal(w, u, out=unsat)
+            if ffs is not None:
+                u += tadd
             ev *= h
-            ev *= unsat                                                     # anti-windup: hold when saturated
+            if saturate:
+                np.minimum(u, lim, out=w)
+                np.maximum(w, neg_lim, out=w)
+                np.equal(w, u, out=unsat)
+                ev *= unsat                                                 # anti-windup: hold when saturated
+                np.copyto(u, w)
             integ += ev
-            np.copyto(u, w)
-            u_sum += u
+            if centred:
+                u_hist[i] = u
+            else:
+                u_sum += u
             np.copyto(drive_tq, u)
             if ripple_draw is not None:
                 drive_tq += ripple_draw[i]
@@ -473,21 +632,20 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
                 if m:
                     external_torque(t_k + m * h, ext)
                 drive_tq += ext
-            qdd = true.accel(q, qd, drive_tq)
-            qdd *= h
-            qd += qdd
-            np.multiply(qd, h, out=w)
-            q += w
-        tfb = out["tfb"][k]
-        np.multiply(u_sum, 1.0 / s, out=tfb)
-        tfb += fb_draw[k]
+            true.step(q, qd, drive_tq)
+        if not centred:
+            tfb = out["tfb"][k]
+            np.multiply(u_sum, 1.0 / s, out=tfb)
+            tfb += fb_draw[k]
         out["tadd"][k] = tadd
         if mst is not None:
             kc = k - feedforward.delay_cycles if feedforward is not None else k
-            mon_status[k] = int(monitor.step(mst, tadd, tfb, out["vfb"][k], command.qd[max(kc, 0)]))
+            mon_status[k] = int(monitor.step(mst, tadd, out["tfb"][k], out["vfb"][k], command.qd[max(kc, 0)]))
             out["te"][k] = mst.te
             out["limit"][k] = mst.limit
             alarm[k] = mst.alarm
+    if centred:
+        out["tfb"] = _centred_mean(u_hist, s) + fb_draw
     meta = {"model": plant.model.name, "plant_dynamics": true.dyn.kind,
             "plant_update": "every substep" if true.per_substep else "every controller cycle",
             "feedforward": feedforward is not None, "monitor": monitor is not None}
