@@ -210,3 +210,19 @@ def test_tx40_feedforward_with_the_coupled_wrist_motor_equals_the_fitted_model(r
     # the coupled motor's terms are really in it: without them joint 5 differs
     plain = model.plant.torque(np.r_[model.theta[:-2], 0.0, 0.0], q, qd, qdd)
     assert np.abs(plain[:, 4] - expected[:, 4]).max() > 1e-3
+
+
+def test_a_motion_without_torque_reads_and_predicts_but_does_not_identify(tmp_path):
+    _scara_recordings(tmp_path)
+    val = dynid.read_recording(tmp_path / "val.csv")
+    motion = Recording(val.t, val.q, source=str(tmp_path / "motion.csv"))
+    write_recording_csv(tmp_path / "motion.csv", motion)
+    rec = dynid.read_recording(tmp_path / "motion.csv")                 # a motion to predict: no tau columns
+    assert rec.tau is None
+    est = Identifier("scara4", config=SCARA, friction=OFFSET_FRICTION).fit(tmp_path / "id.csv")
+    p = est.predict(rec)
+    assert p.measured is None and p.tau.shape[1] == 4
+    with pytest.raises(dynid.FileFormatError, match="motion.csv.*tau"):
+        Identifier("scara4", config=SCARA).fit(tmp_path / "motion.csv")
+    with pytest.raises(dynid.IdentifiabilityError, match="no torque columns"):
+        Identifier("scara4", config=SCARA).fit(rec)

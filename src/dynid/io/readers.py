@@ -35,7 +35,7 @@ def read_recording(
     n_joints: int | None = None,
     joint_kinds: Sequence[str] | None = None,
     units: str = "si",
-    require_tau: bool = True,
+    require_tau: bool = False,
     use_derivatives: bool = True,
     transmission: Transmission | None = None,
 ) -> Recording:
@@ -52,7 +52,9 @@ def read_recording(
     units : {"si", "softmc"}
         Units of positions, velocities and accelerations in the file. Torques are N·m / N in both.
     require_tau : bool
-        Whether torque columns must be present (identification) or may be absent (prediction).
+        Whether torque columns must be present (an error naming the missing columns otherwise). By
+        default they may be absent (a motion to predict); :meth:`dynid.Identifier.fit` and ``dynid
+        identify`` read with ``require_tau=True``.
     use_derivatives : bool
         Whether to keep ``dq``/``ddq`` columns when the file has them.
     transmission : Transmission, optional
