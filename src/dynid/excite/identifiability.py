@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from ..identification.base_params import BaseParameters, structural_base
+from ..identification.regression import known_parameters
 from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
 from ..threads import blas_single_threaded
@@ -41,22 +42,9 @@ DEFAULT_NOISE = 0.005
 """Torque noise: 0.5 % of each joint's peak torque (the simulator's default)."""
 
 
-def _known(plant: Plant) -> list[int]:
-    """Columns held fixed (configured ``parameters`` and model constants), as ``identify`` excludes them."""
-    names = plant.param_names
-    out = set()
-    for key in plant.model.config.parameters:
-        if key not in names:
-            raise ConfigError(f"configuration 'parameters' names {key!r}, which model {plant.model.name!r} does not have",
-                              hint=f"parameters are: {', '.join(names)}")
-        out.add(names.index(key))
-    out |= {i for i, r in enumerate(plant.param_roles) if r == "constant"}
-    return sorted(out)
-
-
 def plant_base(plant: Plant) -> BaseParameters:
     """Structural base parameters of ``plant`` with its known parameters excluded (as ``identify``)."""
-    return structural_base(plant, exclude=_known(plant))
+    return structural_base(plant, exclude=sorted(known_parameters(plant)))
 
 
 def default_theta(plant: Plant) -> np.ndarray | None:
