@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -31,13 +30,14 @@ import numpy as np
 
 from . import __version__
 from ._atomic import commit_files
+from ._json import jsonable
 from .errors import FileFormatError
 from .metrics import nrmse, relative_error_norm
 from .models.base import Plant
 from .recording import Recording
 from .signal.conditioning import ConditioningOptions, condition, lowpass
 
-__all__ = ["FittedModel", "Prediction", "load", "read_result_json", "predict", "jsonable", "SIGN_NOISE_FACTOR", "RESULT_FILE"]
+__all__ = ["FittedModel", "Prediction", "load", "read_result_json", "predict", "SIGN_NOISE_FACTOR", "RESULT_FILE"]
 
 RESULT_FILE = "result.json"
 
@@ -48,26 +48,10 @@ of the velocity noise (filtered noise comes in correlated bursts, so 2 would let
 # keys of result.json that FittedModel writes from its own fields (the rest are kept in ``info``)
 _OWN = ("dynid_version", "model", "model_title", "softmc_dynamic_model", "element", "config", "joints",
         "parameters", "friction", "conditioning", "metrics", "success", "message")
-# informational keys written between the parameters and the conditioning, as 0.1.0 ordered them
+# informational keys written between the parameters and the conditioning, and first at the end, as 0.1.0
+# ordered them (the others follow in the order they were added)
 _AFTER_FRICTION = ("base_parameters", "derived")
-
-
-def jsonable(x: Any) -> Any:
-    """Plain JSON data: arrays to lists, NaN/inf to null, numpy scalars to Python."""
-    if isinstance(x, Mapping):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return jsonable(x.tolist())
-    if isinstance(x, np.bool_):
-        return bool(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    return x
+_TAIL = ("physical_consistency", "notes", "source", "created")
 
 
 @dataclass(frozen=True)
@@ -263,8 +247,7 @@ class FittedModel:
     def model_with(self, config: Mapping[str, Any]) -> Any:
         """This robot's model rebuilt with configuration keys replaced (``config`` as in ``--config``);
         the friction block is not part of it (see :attr:`friction`)."""
-        return _make_model(self.model.name, {**self.model.config.to_dict(), **dict(config)},
-                           self.info.get("model_args", {}))
+        return _make_model(self.model.name, {**self.model.config.to_dict(), **dict(config)})
 
     # ------------------------------------------------------------------ result.json
     def to_dict(self) -> dict[str, Any]:
@@ -317,7 +300,9 @@ class FittedModel:
         if self.metrics.get("success") is not None:
             tail["success"] = bool(self.metrics["success"])
             tail["message"] = self.message
-        rest = {key: v for key, v in self.info.items() if key not in _AFTER_FRICTION and key != "group" and key not in _OWN}
+        rest = {key: self.info[key] for key in _TAIL if key in self.info}
+        rest.update((key, v) for key, v in self.info.items()
+                    if key not in _AFTER_FRICTION and key != "group" and key not in _OWN and key not in rest)
         return jsonable({**head, **body, **mid, **tail, **rest})
 
     @classmethod
@@ -331,7 +316,7 @@ class FittedModel:
             config["friction"] = spec                         # the fitted friction, whatever the input said
             if fr.get("stribeck_velocity") is not None:
                 config["stribeck_velocity"] = fr["stribeck_velocity"]
-            model = _make_model(name, config, data.get("model_args", {}))
+            model = _make_model(name, config)
             plant = Plant(model)
             par = data["parameters"]
             theta = _by_name(plant.model.param_names, par["names"], par["values"], "parameters", where) + \
@@ -397,10 +382,12 @@ def predict(model: FittedModel, rec: Recording, *, trim: bool = True) -> Predict
     return model.predict(rec, trim=trim)
 
 
-def _make_model(name: str, config: Mapping[str, Any], model_args: Mapping[str, Any]):
+def _make_model(name: str, config: Mapping[str, Any]):
+    """The one place a model is rebuilt from result.json's name and configuration (a URDF robot's parsed
+    chain is part of its configuration)."""
     from .models import make_model
 
-    return make_model(name, dict(config), **dict(model_args or {}))
+    return make_model(name, dict(config))
 
 
 def _num(v, default: float = 0.0) -> float:

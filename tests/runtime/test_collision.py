@@ -114,7 +114,7 @@ def test_thresholds_follow_the_model_quality(rng):
 def test_thresholds_round_trip_through_json(rng):
     import json
 
-    from dynid.fitted import jsonable
+    from dynid._json import jsonable
 
     te, v = _residuals(rng, 0.02, 5000)
     thr = derive_thresholds(te, v, 1e-3, [0.01, 0.01], ThresholdOptions(low_velocity="ignore"), coulomb=[0.5, 0.2])

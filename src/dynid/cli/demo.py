@@ -23,7 +23,7 @@ def run(args) -> int:
     import numpy as np
 
     from ..demo import run_demo
-    from ..fitted import jsonable
+    from .._json import jsonable
     from ..io.outputs import result_dict
     from . import _summary
 

@@ -8,10 +8,9 @@ import sys
 
 import numpy as np
 
-from ..models.config import load_config_file
 from ..errors import ConfigError
-from ..fitted import jsonable
-from ..models import Plant, make_model
+from .._json import jsonable
+from ..models import Plant
 from ..units import position_scale, position_unit
 from . import _common
 from ._common import EXIT_FAILED, EXIT_OK, Progress, parse_floats, print_json
@@ -124,18 +123,11 @@ def _floats(text: str | None, name: str, n: int | None = None) -> np.ndarray | N
 
 def _build_model(args):
     """The model from --config; without one, the example robot of that kind (e.g. a 600 mm SCARA)."""
+    from ..identification.identifier import Identifier
     from ..models import model_class
 
-    config = load_config_file(args.config) if args.config else dict(model_class(args.model).example_config)
-    if args.friction:
-        config["friction"] = args.friction
-    kwargs = {"urdf": args.urdf} if args.urdf else {}
-    try:
-        return make_model(args.model, config, **kwargs)
-    except TypeError as err:
-        if kwargs:
-            raise ConfigError(f"model {args.model!r} does not take --urdf", hint="use --model serial for URDF robots") from err
-        raise
+    config = args.config if args.config else dict(model_class(args.model).example_config)
+    return Identifier(args.model, config=config, urdf=args.urdf, friction=args.friction).build_model()
 
 
 def _looks_like_softmc(values: list[np.ndarray], kinds) -> bool:

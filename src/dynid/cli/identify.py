@@ -6,13 +6,13 @@ A thin layer over :class:`dynid.Identifier`: the flags are its keyword arguments
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ..identification.consistent import DEFAULT_PRIOR_WEIGHT
 from ..identification.identifier import Identifier
 from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
-from ..io.outputs import result_dict
 from . import _summary
 from ._common import EXIT_FAILED, EXIT_OK, Progress, parse_floats, print_json
 
@@ -22,12 +22,6 @@ def add_common_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="model configuration (JSON, YAML or TOML)")
     p.add_argument("--urdf", metavar="FILE", help="URDF of the robot (model 'serial')")
     p.add_argument("--friction", metavar="TERMS", help="friction model, e.g. viscous+coulomb+offset (overrides the config)")
-
-
-def build_model(args):
-    """The model of ``--model/--config/--urdf/--friction`` (as :meth:`Identifier.build_model`)."""
-    return Identifier(args.model, config=args.config, urdf=getattr(args, "urdf", None),
-                      friction=getattr(args, "friction", None)).build_model()
 
 
 def add_parser(sub) -> None:
@@ -112,12 +106,10 @@ def run(args) -> int:
     if args.payload_of:
         source["payload_of"] = str(Path(args.payload_of).resolve())
     written = est.write(args.out, source=source, report=not args.no_report)
-    ident, element = est.result_, est.model_.element
-    if args.json:
-        extra = {"payload": est.payload_.to_dict()} if est.payload_ is not None else None
-        print_json(result_dict(ident, element=element, group=args.group, source=source, extra=extra))
+    if args.json:  # what was written, to the byte
+        print_json(json.loads(written["result.json"].read_text(encoding="utf-8")))
     else:
-        print(_summary.identification(ident, element, args.recording))
+        print(_summary.identification(est.result_, est.model_.element, args.recording))
         if est.payload_ is None:
             print("outputs: " + ", ".join(str(p) for p in written.values()))
         else:

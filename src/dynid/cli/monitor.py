@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, FileFormatError
-from ..fitted import jsonable, load
+from .._json import jsonable
+from ..fitted import load
 from ._common import EXIT_OK, add_result_argument, parse_floats, print_json, table
 
 

@@ -9,7 +9,8 @@ import numpy as np
 from .._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
 from ..io.readers import read_recording
-from ..fitted import jsonable, load
+from .._json import jsonable
+from ..fitted import load
 from ._common import EXIT_OK, add_result_argument, print_json, table
 
 

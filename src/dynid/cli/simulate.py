@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._atomic import commit_files
 from ..io._fastcsv import format_rows
-from ..fitted import jsonable
+from .._json import jsonable
 from ._common import EXIT_OK, print_json, table
 
 

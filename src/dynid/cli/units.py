@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from ..errors import ConfigError
-from ..fitted import jsonable
+from .._json import jsonable
 from ._common import EXIT_OK, parse_floats, print_json, table
 
 KINDS = ("rotary", "screw", "pulley", "linear-motor")

@@ -18,6 +18,7 @@ payload run, ``payload_``. The command line is a thin layer over it.
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -242,14 +243,14 @@ class Identifier:
 
     def write(self, out_dir: str | os.PathLike, *, source: Mapping[str, Any] | None = None, report: bool = True
               ) -> dict[str, Path]:
-        """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``."""
-        from ..io.outputs import write_outputs
+        """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``;
+        ``source`` (e.g. the recording's path) is recorded in result.json."""
+        from ..io.outputs import write_run
 
-        self._fitted()
-        extra = {"payload": self.payload_.to_dict()} if self.payload_ is not None else None
+        model = self._fitted().with_info(source=dict(source or {}),
+                                         created=_dt.datetime.now().isoformat(timespec="seconds"))
         props = self.payload_.prg_properties() if self.payload_ is not None else None
-        written = write_outputs(self.result_, out_dir, element=self.model_.element, group=self.group,
-                                source=source, extra=extra, properties=props)
+        written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props)
         if report:  # rendered from the files just written, as 'dynid report' would
             from ..report import write_report
 

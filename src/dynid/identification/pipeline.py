@@ -75,13 +75,18 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     notes: list[str] = []
     selections: dict = {}
 
+    def chosen_friction(rec_, plant_, options_, progress=None) -> tuple[Plant, str | None]:
+        """The plant with the friction model the data choose, when it asks for one (``friction: auto``)."""
+        if not plant_.auto_friction:
+            return plant_, None
+        sel = select_friction(rec_, plant_, options_, progress=progress, fit=estimator)
+        return Plant(plant_.model.with_config(friction=sel.chosen)), sel.note()
+
     def with_friction_choice(rec_, plant_, options_, progress=None):
         """The estimator, after choosing the friction model when the plant asks for it."""
-        if not plant_.auto_friction:
-            return estimator(rec_, plant_, options_, progress=progress)
-        sel = select_friction(rec_, plant_, options_, progress=progress, fit=estimator)
-        res = estimator(rec_, Plant(plant_.model.with_config(friction=sel.chosen)), options_, progress=progress)
-        return replace(res, notes=res.notes + (sel.note(),))
+        chosen, note = chosen_friction(rec_, plant_, options_, progress)
+        res = estimator(rec_, chosen, options_, progress=progress)
+        return res if note is None else replace(res, notes=res.notes + (note,))
 
     if options.select_cutoff:
         csel = select_cutoff(rec, plant, replace(options, select_cutoff=False), progress=progress,
@@ -90,10 +95,9 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
                           conditioning=replace(options.conditioning, cutoff_hz=csel.chosen_hz))
         notes.append(csel.note())
         selections["cutoff_selection"] = csel.to_dict()
-    if plant.auto_friction:
-        fsel = select_friction(rec, plant, options, progress=progress, fit=estimator)
-        plant = Plant(plant.model.with_config(friction=fsel.chosen))
-        notes.insert(0, fsel.note())
+    plant, fnote = chosen_friction(rec, plant, options, progress)
+    if fnote is not None:
+        notes.insert(0, fnote)
     res = final(rec, plant, options, progress=progress)
     if notes or selections:
         res = replace(res, notes=res.notes + tuple(notes), selections={**res.selections, **selections})

@@ -8,7 +8,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..fitted import FittedModel, jsonable
+from .._json import jsonable
+from ..fitted import FittedModel
 from ..metrics import RelativeErrors
 from ..models.base import Plant
 from ..signal.conditioning import Conditioned

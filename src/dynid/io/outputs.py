@@ -15,12 +15,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._atomic import commit_files
-from ..fitted import RESULT_FILE, FittedModel, jsonable
+from .._json import jsonable
+from ..fitted import RESULT_FILE, FittedModel
 from ..units import force_unit, position_unit, velocity_unit
 from .prg import PrgContent, format_prg
 from .rec import format_rec
 
-__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "write_outputs"]
+__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "write_run", "write_outputs"]
 
 
 def run_model(ident, *, element: str | None = None, group: int = 1, source: Mapping[str, Any] | None = None,
@@ -105,11 +106,20 @@ def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, gro
                   date: _dt.datetime | None = None) -> dict[str, Path]:
     """Render and atomically write PRG, REC and result.json (plus ``extra_files``) of an identification
     run into ``out_dir``."""
-    out = Path(out_dir)
     model = run_model(ident, element=element, group=group, source=source, extra=extra)
+    return write_run(model, ident.cond, ident.tcmd, out_dir, extra_files=extra_files, properties=properties, date=date)
+
+
+def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
+              extra_files: Mapping[str, bytes] | None = None, properties: Mapping[str, float] | None = None,
+              date: _dt.datetime | None = None) -> dict[str, Path]:
+    """Write the files of a fitted model with its run's conditioned signals ``cond`` and model torque
+    ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically."""
+    out = Path(out_dir)
+    group = model.group
     files = {
         out / f"IDNT{group}.PRG": format_prg(prg_content(model, date=date, properties=properties)).encode(),
-        out / f"IDNT{group}.REC": rec_text(model, ident.cond, ident.tcmd),
+        out / f"IDNT{group}.REC": rec_text(model, cond, tcmd),
         out / RESULT_FILE: model.result_json(),
     }
     for name, data in (extra_files or {}).items():

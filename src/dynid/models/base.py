@@ -345,12 +345,7 @@ class Plant:
         if theta.shape != (self.n_params,):
             raise ShapeError(f"theta must have {self.n_params} values ({self.model.name} + friction), got {theta.shape}")
         q, qd, qdd = self.model._check_states(q, qd, qdd)
-        n = self.n_joints
-        if sign is not None:
-            sign = np.asarray(sign, dtype=float)
-            if sign.shape[1] > n:  # extra columns: the coupled motors' signs (condition(sign_directions=...))
-                motor_sign = sign[:, n:] if motor_sign is None else motor_sign
-                sign = sign[:, :n]
+        sign, motor_sign = self.friction.split_signs(sign, motor_sign)
         out = np.empty(q.shape)
         k = self.model.n_params
         fc = self.friction.coefficients(theta[k:])

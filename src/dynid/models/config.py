@@ -25,6 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .._json import jsonable
 from ..errors import ConfigError, FileFormatError
 from .transmission import Transmission
 
@@ -195,7 +196,7 @@ class ModelConfig:
             d["friction_sign"] = self.friction_sign
         if self.transmission is not None:
             d["transmission"] = self.transmission.to_dict()
-        d.update(_jsonable(dict(self.options)))
+        d.update(jsonable(dict(self.options)))
         return d
 
 
@@ -203,14 +204,6 @@ def _number(name: str, v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise ConfigError(f"{name} must be a finite number, got {v!r}")
     return float(v)
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, Mapping):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    return x
 
 
 def load_config_file(path: str | os.PathLike) -> dict[str, Any]:

@@ -167,6 +167,20 @@ class FrictionModel:
         (the bound the joints' velocity noise puts on the motor velocity)."""
         return np.abs(self._u) @ np.asarray(velocity_threshold, dtype=float)
 
+    def split_signs(self, sign: np.ndarray | None, motor_sign: np.ndarray | None = None):
+        """``(joint signs (N, n), motor signs (N, n_coupled) or None)`` from a ``sign`` that may carry the
+        coupled motors' columns after the joints' (as :func:`~dynid.signal.conditioning.condition`
+        appends them for ``sign_directions``); an explicit ``motor_sign`` wins."""
+        if sign is None:
+            return None, motor_sign
+        sign = np.asarray(sign, dtype=float)
+        n = len(self.joints)
+        if sign.shape[1] > n:
+            if motor_sign is None and sign.shape[1] == n + len(self.motors):
+                motor_sign = sign[:, n:]
+            sign = sign[:, :n]
+        return sign, motor_sign
+
     def columns(self, qd: np.ndarray, qdd: np.ndarray, sign: np.ndarray | None = None,
                 motor_sign: np.ndarray | None = None) -> np.ndarray:
         """Friction regressor: block-diagonal per joint, then the coupled motors' columns.
@@ -189,10 +203,7 @@ class FrictionModel:
         ndarray, shape (N, n_joints, n_params)
         """
         N, n = qd.shape
-        if sign is not None and sign.shape[1] > n:
-            if motor_sign is None and sign.shape[1] == n + len(self.motors):
-                motor_sign = sign[:, n:]
-            sign = sign[:, :n]
+        sign, motor_sign = self.split_signs(sign, motor_sign)
         s = np.sign(qd) if sign is None else sign
         blocks = []
         for t in self.joint_terms:
