@@ -51,7 +51,8 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["Element", "CompiledChain", "compile_chain", "chain_regressor", "N_BODY_PARAMS", "BODY_PARAM_NAMES"]
+__all__ = ["Element", "CompiledChain", "compile_chain", "chain_regressor", "body_wrench_regressor", "N_BODY_PARAMS",
+           "BODY_PARAM_NAMES"]
 
 N_BODY_PARAMS = 10
 BODY_PARAM_NAMES = ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz", "mx", "my", "mz", "m")
@@ -201,6 +202,33 @@ def _phi_map() -> np.ndarray:
 
 
 _PHI = _phi_map()
+
+
+def body_wrench_regressor(w: np.ndarray, dw: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Newton–Euler wrench of a rigid body per standard parameter, in the body frame.
+
+    Parameters
+    ----------
+    w, dw : ndarray, shape (..., 3)
+        Angular velocity [rad/s] and acceleration [rad/s²] of the body, body coordinates.
+    a : ndarray, shape (..., 3)
+        Classical acceleration of the body-frame origin minus gravity [m/s²], body coordinates.
+
+    Returns
+    -------
+    ndarray, shape (..., 6, 10)
+        ``[moment about the origin; force]`` the body needs, per parameter
+        ``[Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m]``: ``n = I dw + w x (I w) + h x a``,
+        ``F = m a + dw x h + w x (w x h)`` (the same map the chain regressor uses).
+    """
+    shape = np.broadcast_shapes(w.shape, dw.shape, a.shape)[:-1]
+    feat = np.empty(shape + (12,))
+    feat[..., 0:3] = dw
+    feat[..., 3:6] = a
+    wx, wy, wz = w[..., 0], w[..., 1], w[..., 2]
+    feat[..., 6], feat[..., 7], feat[..., 8] = wx * wx, wx * wy, wx * wz
+    feat[..., 9], feat[..., 10], feat[..., 11] = wy * wy, wy * wz, wz * wz
+    return (feat @ _PHI).reshape(shape + (6, N_BODY_PARAMS))
 
 
 def _transform_basis(ch: CompiledChain, i: int) -> np.ndarray:

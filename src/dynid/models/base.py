@@ -24,7 +24,7 @@ from ..errors import ConfigError, ShapeError
 from .config import ModelConfig, Payload
 from .friction import AUTO_FRICTION, FrictionCoefficients, FrictionModel
 
-__all__ = ["Joint", "Parameter", "DynamicModel", "Plant"]
+__all__ = ["Joint", "Parameter", "DynamicModel", "Plant", "ConfigurationCheck", "TaskSpace"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,38 @@ class Parameter:
     def __post_init__(self) -> None:
         if self.role not in ("dynamic", "payload", "constant"):
             raise ConfigError(f"parameter {self.name}: unknown role {self.role!r}")
+
+
+@dataclass(frozen=True)
+class ConfigurationCheck:
+    """Limits of a mechanism beyond its joints' own ranges, at ``N`` positions (e.g. a hexapod's U-joint
+    angles and distance from singularity). ``value <= limit`` is inside; ``inf`` where it does not assemble.
+
+    names : tuple of str, (k,) ; values : ndarray, (N, k) ; limits : ndarray, (k,) ; units : tuple of str, (k,)
+    """
+
+    names: tuple[str, ...]
+    values: np.ndarray
+    limits: np.ndarray
+    units: tuple[str, ...]
+
+    def margins(self) -> np.ndarray:
+        """``1 − value/limit`` ``(N, k)``: >= 0 inside the limits, -inf where the mechanism does not assemble."""
+        with np.errstate(invalid="ignore"):
+            return np.where(np.isfinite(self.values), 1.0 - self.values / self.limits, -np.inf)
+
+
+@dataclass(frozen=True)
+class TaskSpace:
+    """Positions of a model's output (a platform's pose, a plate's position) at ``N`` samples, for reports.
+
+    title : str ; names : tuple of str, (k,) ; units : tuple of str, (k,) (SI: m, rad) ; values : ndarray, (N, k)
+    """
+
+    title: str
+    names: tuple[str, ...]
+    units: tuple[str, ...]
+    values: np.ndarray
 
 
 class DynamicModel(ABC):
@@ -234,6 +266,15 @@ class DynamicModel(ABC):
         qd = rng.normal(size=(n_samples, self.n_joints))
         qdd = rng.normal(size=(n_samples, self.n_joints)) * 3.0
         return q, qd, qdd
+
+    def configuration_check(self, q) -> ConfigurationCheck | None:
+        """Mechanism limits at positions ``q`` ``(N, n_joints)`` that the joint ranges do not express
+        (excitation design checks them on every sample), or ``None`` (default: none)."""
+        return None
+
+    def task_space(self, q) -> TaskSpace | None:
+        """The output's positions (e.g. a platform's pose) at ``q`` ``(N, n_joints)``, or ``None`` (default)."""
+        return None
 
     def example_parameters(self) -> Sequence[float] | None:
         """Physically plausible parameters ``(n_params,)`` of a typical robot of this kind (simulator,

@@ -43,10 +43,11 @@ import numpy.typing as npt
 
 from ..errors import ConfigError, InputDataError, ShapeError
 from .base import DynamicModel, Joint, Parameter
+from .closed_chain import BodyMotions, ClosedChain, body_frame
 from .registry import register_model
 
 __all__ = [
-    "DeltaGeometry", "Delta3", "Delta4", "inverse_kinematics", "forward_kinematics",
+    "DeltaGeometry", "Delta3", "Delta4", "DeltaChain", "inverse_kinematics", "forward_kinematics",
     "cartesian_to_joint", "joint_to_cartesian", "EXAMPLE_GEOMETRY",
 ]
 
@@ -371,6 +372,85 @@ def cartesian_to_joint(geometry: DeltaGeometry, p: npt.ArrayLike, pd: npt.ArrayL
     qdd = (np.einsum("nij,nj->ni", f, pdd) - np.einsum("nij,nij->ni", f, b2) * qd**2
            + np.einsum("nij,nij->ni", fd, fd)) / D
     return q, qd, qdd
+
+
+# ----------------------------------------------------------------------------------- closed chain
+
+class DeltaChain(ClosedChain):
+    """The Delta's three arms as a :class:`~dynid.models.closed_chain.ClosedChain` (a second derivation
+    of the closed form above, through the generic layer).
+
+    Task coordinates: the plate centre ``p`` ``(N, 3)`` (rates ``ṗ``); constraints
+    ``Φ_i = ½(|p + r u_i − B_i(q_i)|² − L_BC²)``. Bodies: the three upper arms (origin A_i, x along the
+    arm, z = w_i the motor axis), the three forearms as rigid rods (origin B_i, z along C_i − B_i, no spin)
+    and the plate (translation only).
+    """
+
+    n_actuated = 3
+    n_rates = 3
+    n_bodies = 7
+
+    def __init__(self, geometry: DeltaGeometry) -> None:
+        self.geometry = geometry
+
+    def _f(self, qa, x):
+        B, b, b2 = _arm_points(self.geometry, qa)
+        return x[:, None, :] + self.geometry.platform_radius * _U[None] - B, b, b2
+
+    def seed(self, qa):
+        """The plate below the centre with every arm at the first sample's mean angle (closed form)."""
+        return _fk(self.geometry, np.full((1, 3), float(np.mean(qa[0]))))
+
+    def residual(self, qa, x):
+        f, _, _ = self._f(qa, x)
+        return 0.5 * ((f * f).sum(axis=2) - self.geometry.forearm**2)
+
+    def jacobians(self, qa, x):
+        f, b, _ = self._f(qa, x)
+        Pa = np.zeros((qa.shape[0], 3, 3))
+        Pa[:, np.arange(3), np.arange(3)] = -(f * b).sum(axis=2)
+        return Pa, f
+
+    def retract(self, x, du):
+        return x + du
+
+    def bias(self, qa, qda, x, u):
+        f, b, b2 = self._f(qa, x)
+        fd = u[:, None, :] - b * qda[..., None]
+        return (fd * fd).sum(axis=2) - (f * b2).sum(axis=2) * qda**2
+
+    def motions(self, qa, qda, qdda, x, u, du) -> BodyMotions:
+        N, L = qa.shape[0], self.geometry.forearm
+        f, b, b2 = self._f(qa, x)
+        W = np.broadcast_to(_W, (N, 3, 3))
+        # upper arms: rotation about w_i through A_i
+        d = np.cos(qa)[..., None] * _U - np.sin(qa)[..., None] * _EZ
+        Ja = np.zeros((N, 3, 6, 3))
+        Jfa = np.zeros((N, 3, 6, 3))
+        arms = BodyMotions(np.stack([d, np.cross(W, d), W], axis=-1), W * qda[..., None], W * qdda[..., None],
+                           np.zeros((N, 3, 3)), Ja, None)
+        # forearms: n = f/L (|f| = L), ω = n × ṅ; origin at the elbow
+        n = f / L
+        fd = u[:, None, :] - b * qda[..., None]
+        fdd = du[:, None, :] - b * qdda[..., None] - b2 * (qda**2)[..., None]
+        nx = np.zeros((N, 3, 3, 3))
+        nx[..., 0, 1], nx[..., 0, 2], nx[..., 1, 2] = -n[..., 2], n[..., 1], -n[..., 0]
+        nx[..., 1, 0], nx[..., 2, 0], nx[..., 2, 1] = n[..., 2], -n[..., 1], n[..., 0]
+        nxb = np.einsum("nkij,nkj->nki", nx, b)
+        for i in range(3):   # arm i moves only with its own actuator
+            Ja[:, i, :3, i] = _W[i]
+            Jfa[:, i, :3, i] = -nxb[:, i] / L
+            Jfa[:, i, 3:, i] = b[:, i]
+        Jfu = np.zeros((N, 3, 6, 3))
+        Jfu[:, :, :3] = nx / L
+        fore = BodyMotions(body_frame(n, W), np.cross(n, fd) / L, np.cross(n, fdd) / L,
+                           b * qdda[..., None] + b2 * (qda**2)[..., None], Jfa, Jfu)
+        # plate: translation
+        Jp = np.zeros((N, 1, 6, 3))
+        Jp[:, 0, 3:] = np.eye(3)
+        plate = BodyMotions(np.broadcast_to(np.eye(3), (N, 1, 3, 3)), np.zeros((N, 1, 3)), np.zeros((N, 1, 3)),
+                            du[:, None], None, Jp)
+        return BodyMotions.concatenate([arms, fore, plate])
 
 
 # ----------------------------------------------------------------------------------- parameters

@@ -19,7 +19,7 @@ BUILTIN_MODELS: dict[str, str] = {
     "rotary1": "single_axis", "rotary2": "single_axis", "rotary3": "single_axis",
     "linear1": "single_axis", "linear2": "single_axis", "linear3": "single_axis",
     "traverse": "traverse", "scara3": "scara", "scara4": "scara", "delta3": "delta", "delta4": "delta",
-    "puma": "puma", "puma-gravity": "puma", "galileo": "galileo", "serial": "serial",
+    "puma": "puma", "puma-gravity": "puma", "galileo": "galileo", "serial": "serial", "6upru": "hexapod",
 }
 """Model name -> module of ``dynid.models`` that defines it, in the order ``dynid models`` lists them."""
 
