@@ -364,3 +364,27 @@ def test_identify_delta3_end_to_end():
     tau = plant.torque(res.theta, cv.q, cv.qd, cv.qdd, sign=cv.sign)
     err = nrmse(tau, cv.tau)
     assert np.all(err <= 0.03), err
+
+
+def test_closed_chain_layer_reproduces_the_closed_form(rng):
+    """delta3 through the generic closed-chain layer (bodies + constraint projection, no Delta formula):
+    the upper arms (Theta_AB about the motor axis, first moment g*L_AB*M_AB / g along the arm), the
+    forearms as rigid rods (M_BC at mid-rod, Theta_BC about it) and the plate (M_P) give the closed
+    form's columns, payload column included."""
+    from dynid.models.closed_chain import closed_chain_regressor
+    from dynid.models.delta import DeltaChain
+
+    model = make_model("delta3", GEO)
+    q, qd, qdd = model.sample_states(rng, 300)
+    L = GEO["forearm"]
+    S = np.zeros((7, 10, 5))          # bodies x standard parameters x catalogue parameters p1..p5
+    for i in range(3):
+        S[i, 5, 0] = 1.0                                            # Theta_AB = Izz of the arm (z = motor axis)
+        S[i, 6, 1] = 1.0 / G                                        # g*L_AB*M_AB = g * mx
+        S[3 + i, 9, 2], S[3 + i, 8, 2] = 1.0, L / 2                 # M_BC: m, first moment at mid-rod,
+        S[3 + i, 0, 2] = S[3 + i, 3, 2] = L**2 / 4                  # and its parallel-axis inertia
+        S[3 + i, 0, 3] = S[3 + i, 3, 3] = 1.0                       # Theta_BC, perpendicular to the rods
+    S[6, 9, 4] = 1.0                                                # M_P
+    Y = closed_chain_regressor(DeltaChain(model.geometry), q, qd, qdd, np.array([0.0, 0.0, -G]), S.reshape(70, 5))
+    ref = model.regressor(q, qd, qdd)[..., :5]
+    np.testing.assert_allclose(Y, ref, rtol=0, atol=1e-10 * np.abs(ref).max())

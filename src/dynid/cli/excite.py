@@ -79,12 +79,13 @@ def add_parser(sub) -> None:
     m.add_argument("--sample-period", type=float, default=1e-3, metavar="S", help="recording sample period [s]")
     f = p.add_argument_group("Fourier optimisation")
     f.add_argument("--fourier", type=int, metavar="N", help="optimise an N-harmonic Fourier trajectory (needs --model)")
-    f.add_argument("--periods", type=int, default=1, metavar="P", help="periods per record")
+    f.add_argument("--periods", default="auto", metavar="P", help="periods per record, or 'auto' (default): as many as "
+                   "let the middle harmonic use the velocity and acceleration limits over the range")
     f.add_argument("--objective", choices=("cond", "cond_scaled", "dopt"), default="cond",
                    help="cond: condition number; cond_scaled: with unit columns; dopt: -log det (D-optimality)")
-    f.add_argument("--dopt-weight", type=float, default=3.0, metavar="K",
+    f.add_argument("--dopt-weight", type=float, default=None, metavar="K",
                    help="cond objectives: minimise log cond(W) - K x mean log singular value (0: the pure condition "
-                        "number; the D-optimal term keeps the excitation large)")
+                        "number; the D-optimal term keeps the excitation large). Default: the model's (3; 0 for 6upru)")
     f.add_argument("--restarts", type=int, default=3, metavar="R", help="random starts")
     f.add_argument("--seed", type=int, default=0, metavar="K", help="seed of the random starts")
     f.add_argument("--max-iter", type=int, default=60, metavar="I", help="SLSQP iterations of the final polish")
@@ -149,7 +150,7 @@ def _units_note(msg: str) -> None:
 
 def run(args) -> int:
     from ..excite import (
-        JointLimits, choose_frequencies, plan_sine, predict_identifiability, rate_frequencies, rate_plan, source_program,
+        JointLimits, choose_frequencies, model_program, plan_sine, predict_identifiability, rate_frequencies, rate_plan,
     )
 
     model = _build_model(args) if args.model else None
@@ -157,7 +158,7 @@ def run(args) -> int:
         raise ConfigError("--fourier needs --model", hint="e.g. dynid excite --model puma --fourier 5 --start=... --target=...")
     n = model.n_joints if model is not None else None
     kinds = list(model.joint_kinds) if model is not None else None
-    src = source_program(model.name, n) if model is not None else None
+    src = model_program(model) if model is not None else None
     start_in = _floats(args.start, "--start", n)
     target_in = _floats(args.target, "--target", n)
     if (start_in is None) != (target_in is None):
@@ -232,7 +233,9 @@ def run(args) -> int:
     out: dict = {"mode": "fourier" if args.fourier is not None else "sine", "units": units,
                  "model": model.name if model is not None else None}
     if defaults_from_source:
-        out["defaults"] = "start/target from the source's example program for this model"
+        out["defaults"] = ("start/target from the source's example program for this model" if src.origin == "source" else
+                           "start/target from dynid's default program for this model (home ± 50 mm / ± 20 deg; the "
+                           "source has none)")
     if model is not None:
         out["joints"] = [{"name": j.name, "type": j.kind} for j in model.joints]
     if args.fourier is not None:
@@ -261,7 +264,9 @@ def run(args) -> int:
     out.update({"freqs_hz": [float(f"{x:.12g}") for x in f_hz], "factor": factor, "base": freqs.tolist(), "settle_s": settle_s,
                 "min_cycles": min_cycles})
     if freqs_from_source:
-        out["defaults"] = "frequencies (and points) from the source's example program for this model"
+        out["defaults"] = ("frequencies (and points) from the source's example program for this model"
+                           if src.origin == "source" else
+                           "frequencies (and points) from dynid's default program for this model (the source has none)")
     plan = None
     if start is not None:
         plan = plan_sine(start, target, freqs, factor=factor, record_s=record_s, settle_s=settle_s)
@@ -413,8 +418,10 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
         a = np.where(np.isfinite(lim.acceleration), lim.acceleration, ref.peak_acceleration)
         filled = [k for k, arr in (("velocity", lim.velocity), ("acceleration", lim.acceleration)) if not np.all(np.isfinite(arr))]
         lim = JointLimits(lim.lower, lim.upper, v, a, lim.torque)
-    opts = FourierOptions(harmonics=args.fourier, periods=args.periods, objective=args.objective, restarts=args.restarts,
-                          dopt_weight=args.dopt_weight,
+    periods = _periods(args.periods, lim, record_s, args.fourier)
+    dopt = model.fourier_dopt_weight if args.dopt_weight is None else args.dopt_weight
+    opts = FourierOptions(harmonics=args.fourier, periods=periods, objective=args.objective, restarts=args.restarts,
+                          dopt_weight=dopt,
                           seed=args.seed, max_iter=args.max_iter, screen_iter=min(15, args.max_iter))
     progress = Progress("excite", quiet=args.quiet or args.json)
     design = optimize_fourier(plant, lim, record_s, opts, strict=False, progress=progress)
@@ -422,9 +429,9 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
     t, q, qd, qdd = design.trajectory.sample(record_s, _grid_dt(record_s))
     ident = predict_identifiability(plant, q, qd, qdd, record_s=record_s, noise=args.noise,
                                     sample_period_s=args.sample_period, limits=lim)
-    out.update({"harmonics": args.fourier, "periods": args.periods, "period_s": design.trajectory.period_s,
+    out.update({"harmonics": args.fourier, "periods": periods, "period_s": design.trajectory.period_s,
                 "record_s": record_s, "seed": args.seed, "restarts": args.restarts, "objective": args.objective,
-                "dopt_weight": args.dopt_weight,
+                "dopt_weight": dopt,
                 "condition_number": design.condition_number, "condition_number_scaled": design.condition_number_scaled,
                 "limits_ok": design.limits_ok, "violations": list(design.check.violations),
                 "limit_usage": design.check.to_dict()["usage"], "check_grid_s": design.check.dt, "scale": design.scale,
@@ -470,6 +477,20 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
             sys.stderr.write(f"dynid:   {v}\n")
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _periods(text: str, limits, record_s: float, harmonics: int) -> int:
+    from ..excite import choose_periods
+
+    if str(text).strip().lower() == "auto":
+        return choose_periods(limits, record_s, harmonics)
+    try:
+        p = int(text)
+    except ValueError:
+        raise ConfigError(f"--periods must be a whole number >= 1 or 'auto', got {text!r}") from None
+    if p < 1:
+        raise ConfigError(f"--periods must be >= 1, got {p}")
+    return p
 
 
 def _print_fourier(out: dict) -> None:

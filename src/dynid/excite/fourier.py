@@ -24,9 +24,11 @@ chained with ``dW/d(q, qd, qdd)`` per sample by forward differences of the regre
 sign held fixed (one batched regressor call), then with the linear map from coefficients to states.
 
 Constraints on the coarse grid, tightened by ``margin`` (2 %): positions inside the limits (the
-start/target box), ``|qd| <= v_max``, ``|qdd| <= a_max`` (all linear in the coefficients) and, when
+start/target box), ``|qd| <= v_max``, ``|qdd| <= a_max`` (all linear in the coefficients), when
 torque limits are given, ``|tau| <= tau_max`` with the torque predicted from the example parameters
-(or ``theta``). Solver: SciPy SLSQP. Restarts: ``restarts`` random starts (coefficients from a seeded
+(or ``theta``), and the mechanism's own limits where the model has them
+(:meth:`~dynid.models.DynamicModel.configuration_check`: a hexapod's U-joint angles, its distance from
+singularity, assembly), with derivatives by forward differences in the joint positions. Solver: SciPy SLSQP. Restarts: ``restarts`` random starts (coefficients from a seeded
 ``numpy.random.default_rng(seed)``, scaled to use 90 % of the tightest limit, ``q_i0`` at the box
 centre) run ``screen_iter`` iterations each; the best is polished up to ``max_iter`` iterations.
 
@@ -50,13 +52,17 @@ from scipy.optimize import minimize
 
 from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
+from ..models.closed_chain import KinematicsError
 from .identifiability import condition_numbers, default_theta, plant_base
 from ..threads import blas_single_threaded
 from .limits import JointLimits, LimitCheck, check_limits
 
-__all__ = ["FourierTrajectory", "FourierMotion", "FourierOptions", "FourierDesign", "optimize_fourier", "OBJECTIVES"]
+__all__ = ["FourierTrajectory", "FourierMotion", "FourierOptions", "FourierDesign", "optimize_fourier", "OBJECTIVES",
+           "choose_periods"]
 
 OBJECTIVES = ("cond", "cond_scaled", "dopt")
+_UNASSEMBLED = 1e3
+"""Objective (and constraint deficit) where a closed chain does not assemble: far above any log cond."""
 
 
 @dataclass(frozen=True)
@@ -274,6 +280,25 @@ class FourierDesign:
                 "trajectory": self.trajectory.to_dict(), "limits": self.limits.to_dict()}
 
 
+def choose_periods(limits: JointLimits, record_s: float, harmonics: int) -> int:
+    """Periods per record that let an N-harmonic series use the limits (at least 1).
+
+    A joint with half range ``A``, velocity limit ``v`` and acceleration limit ``a`` is used fully by a
+    sine at ``ω* = min(v/A, sqrt(a/A))``; the base frequency is chosen so that the middle harmonic sits
+    there, ``ω0 = 2 ω*/N`` (median ``ω*`` over the joints), and the record holds ``round(record_s ω0 / 2π)``
+    periods. A small range with brisk limits (a hexapod's ±5 cm legs) gets several periods; a 20 s PUMA
+    program over ±100° gets 2.
+    """
+    half = 0.5 * (limits.upper - limits.lower)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.minimum(limits.velocity / half, np.sqrt(limits.acceleration / half))
+    w = w[np.isfinite(w) & (w > 0)]
+    if w.size == 0:
+        return 1
+    w0 = 2.0 * float(np.median(w)) / max(int(harmonics), 1)
+    return max(1, int(round(record_s * w0 / (2 * np.pi))))
+
+
 # ------------------------------------------------------------------------------------------ problem
 
 def _reduction(H: int) -> np.ndarray:
@@ -322,6 +347,8 @@ class _Problem:
         self.torque_joints = np.nonzero(np.isfinite(limits.torque))[0] if theta is not None else np.array([], int)
         self._cache_key = None
         self._build_linear()
+        probe = plant.model.configuration_check(self.center[None])
+        self.n_config = 0 if probe is None else len(probe.names)
 
     # --- states
     def split(self, u):
@@ -443,12 +470,24 @@ class _Problem:
         Yb = c["Y"][:, :, self.idx]                          # (NG, n, nb)
         return Yb, w, dw, (Yb * w[:, :, None]).reshape(-1, self.idx.size)
 
+    def _try_eval(self, u, with_derivs: bool):
+        """:meth:`_eval`, or None where the mechanism does not assemble (SLSQP's line search may try
+        coefficients outside the constraints; a closed chain has no torque there)."""
+        try:
+            return self._eval(u, with_derivs)
+        except KinematicsError:
+            return None
+
     def fun(self, u):
-        c = self._eval(u, False)
+        c = self._try_eval(u, False)
+        if c is None:
+            return _UNASSEMBLED
         return float(self._objective(self._weighted(c)[3])[0])
 
     def grad(self, u):
-        c = self._eval(u, True)
+        c = self._try_eval(u, True)
+        if c is None:
+            return np.zeros_like(u)
         NG, n = c["q"].shape
         Yb, w, dw, W = self._weighted(c)
         _, G = self._objective(W)
@@ -468,15 +507,19 @@ class _Problem:
 
     # --- torque constraints  tau_max (1 - margin) -/+ tau >= 0
     def torque_con(self, u):
-        c = self._eval(u, False)
+        c = self._try_eval(u, False)
         J = self.torque_joints
+        if c is None:
+            return np.full(2 * self.t.size * J.size, -_UNASSEMBLED)
         lim = (1 - self.opts.margin) * self.limits.torque[J]
         tau = c["tau"][:, J]
         return np.concatenate([(lim - tau).ravel(), (lim + tau).ravel()])
 
     def torque_jac(self, u):
-        c = self._eval(u, True)
+        c = self._try_eval(u, True)
         J = self.torque_joints
+        if c is None:
+            return np.zeros((2 * self.t.size * J.size, u.size))
         dt = c["dtau"][..., J]                                 # (3, n, NG, nJ)
         # d tau_(r, J) / d u : chain each (kind, state joint) over the grid sample r
         g = np.moveaxis(dt, -1, 0)                            # (nJ, 3, n, NG)
@@ -490,14 +533,41 @@ class _Problem:
         full = np.moveaxis(full, 0, 1).reshape(NG * nJ, -1)    # rows (r, joint) as torque_con ravels (NG, nJ)
         return np.vstack([-full, full])
 
+    # --- mechanism limits  margin(q) - opts.margin >= 0 (margin = 1 - value/limit; -10 where it does not assemble)
+    def _config_margins(self, q):
+        m = self.plant.model.configuration_check(q).margins()
+        return np.where(np.isfinite(m), m, -10.0) - self.opts.margin
+
+    def config_con(self, u):
+        return self._config_margins(self.states(u)[0]).ravel()
+
+    def config_jac(self, u):
+        q = self.states(u)[0]
+        n, NG = self.n, q.shape[0]
+        h = 1e-6 * (1 + np.abs(q).max())
+        Q = np.tile(q, (n + 1, 1))
+        for j in range(n):
+            Q[(1 + j) * NG:(2 + j) * NG, j] += h
+        M = self._config_margins(Q).reshape(n + 1, NG, -1)
+        D = (M[1:] - M[0]) / h                                 # (n, NG, k): d margin_k(r) / d q_j(r)
+        g = np.moveaxis(D, -1, 0)                              # (k, n, NG), row-wise as in torque_jac
+        gZ = np.moveaxis(g[..., None] * self.Pq[None, None], 2, 1)   # (k, NG, n, nz)
+        k = g.shape[0]
+        full = np.concatenate([gZ.reshape(k, NG, -1), np.moveaxis(g, 2, 1)], axis=-1) * self.sc
+        return np.moveaxis(full, 0, 1).reshape(NG * k, -1)     # rows (r, k) as config_con ravels (NG, k)
+
     def constraints(self):
         cons = [{"type": "ineq", "fun": self.linear, "jac": lambda u: self.A}]
         if self.torque_joints.size:
             cons.append({"type": "ineq", "fun": self.torque_con, "jac": self.torque_jac})
+        if self.n_config:
+            cons.append({"type": "ineq", "fun": self.config_con, "jac": self.config_jac})
         return cons
 
     def feasible(self, u, tol: float = 0.0) -> bool:
         if np.min(self.linear(u)) < -tol:
+            return False
+        if self.n_config and np.min(self.config_con(u)) < -tol:
             return False
         return not self.torque_joints.size or np.min(self.torque_con(u)) >= -tol
 
@@ -510,8 +580,9 @@ class _Problem:
         neg = a_osc < 0
         s = float(np.min(slack[neg] / -a_osc[neg])) if np.any(neg) else 1.0
         u[:nc] *= self.opts.init_fill * s
-        for _ in range(30):  # torque: shrink until feasible (or give up: SLSQP starts infeasible)
-            if not self.torque_joints.size or np.min(self.torque_con(u)) >= 0:
+        for _ in range(30):  # torque and mechanism: shrink until feasible (or give up: SLSQP starts infeasible)
+            if ((not self.torque_joints.size or np.min(self.torque_con(u)) >= 0)
+                    and (not self.n_config or np.min(self.config_con(u)) >= 0)):
                 break
             u[:nc] *= 0.7
         return u
@@ -638,7 +709,8 @@ def _final_check(plant: Plant, traj: FourierTrajectory, limits: JointLimits, rec
         tau = None
         if theta is not None and np.any(np.isfinite(limits.torque)):
             tau = plant.torque(theta, q, qd, qdd)
-        return check_limits(limits, t, q, qd, qdd, tau, joint_names=names, kinds=kinds), (t, q, qd, qdd)
+        return check_limits(limits, t, q, qd, qdd, tau, joint_names=names, kinds=kinds,
+                            configuration=plant.model.configuration_check(q)), (t, q, qd, qdd)
 
     check, (t, q, qd, qdd) = run(traj)
     if check.ok:

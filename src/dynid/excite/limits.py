@@ -152,16 +152,24 @@ class LimitCheck:
         NaN where the limit is not set.
     dt : float
         Spacing of the grid the check ran on [s].
+    configuration_usage : dict of str -> float
+        Peak ``value / limit`` of each mechanism limit (:class:`~dynid.models.base.ConfigurationCheck`),
+        ``inf`` where the mechanism does not assemble; empty for models without such limits.
     """
 
     ok: bool
     violations: tuple[str, ...]
     usage: dict = field(default_factory=dict)
     dt: float = 1e-3
+    configuration_usage: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "violations": list(self.violations), "grid_s": self.dt,
-                "usage": {k: [None if not np.isfinite(x) else float(x) for x in v] for k, v in self.usage.items()}}
+        out = {"ok": self.ok, "violations": list(self.violations), "grid_s": self.dt,
+               "usage": {k: [None if not np.isfinite(x) else float(x) for x in v] for k, v in self.usage.items()}}
+        if self.configuration_usage:
+            out["configuration_usage"] = {k: (float(v) if np.isfinite(v) else None)
+                                          for k, v in self.configuration_usage.items()}
+        return out
 
     def raise_if_violated(self, what: str = "trajectory") -> None:
         """Raise :class:`LimitViolationError` listing the violations (no-op when ``ok``)."""
@@ -174,7 +182,7 @@ class LimitCheck:
 
 
 def check_limits(limits: JointLimits, t, q, qd, qdd, tau=None, *, joint_names: Sequence[str] | None = None,
-                 kinds: Sequence[str] | None = None, rtol: float = 1e-9) -> LimitCheck:
+                 kinds: Sequence[str] | None = None, rtol: float = 1e-9, configuration=None) -> LimitCheck:
     """Check a sampled trajectory against joint limits.
 
     Parameters
@@ -190,6 +198,8 @@ def check_limits(limits: JointLimits, t, q, qd, qdd, tau=None, *, joint_names: S
         For the messages (units follow ``kinds``: rotary -> rad, linear -> m).
     rtol : float
         Relative tolerance on each limit (rounding only).
+    configuration : ConfigurationCheck, optional
+        The mechanism's own limits at the samples ``q`` (``model.configuration_check(q)``).
 
     Returns
     -------
@@ -239,4 +249,17 @@ def check_limits(limits: JointLimits, t, q, qd, qdd, tau=None, *, joint_names: S
             k = int(np.argmax(x[:, j]))
             violations.append(f"joint {j + 1} ({names[j]}): {kind} {peak[j]:.6g} {units[j]} exceeds its limit "
                               f"{lim[j]:.6g} {units[j]} at t = {t[k]:.4f} s")
-    return LimitCheck(not violations, tuple(violations), usage, dt)
+    config_usage = {}
+    if configuration is not None:
+        vals = np.asarray(configuration.values, dtype=float)
+        for c, (name, lim, unit) in enumerate(zip(configuration.names, configuration.limits, configuration.units)):
+            peak = float(vals[:, c].max()) if vals.size else 0.0
+            config_usage[name] = peak / lim
+            if not np.isfinite(peak):
+                k = int(np.argmax(~np.isfinite(vals[:, c])))
+                violations.append(f"{name}: the mechanism does not assemble at t = {t[k]:.4f} s")
+            elif peak > lim * (1 + rtol):
+                k = int(np.argmax(vals[:, c]))
+                u = f" {unit}" if unit else ""
+                violations.append(f"{name} {peak:.6g}{u} exceeds its limit {lim:.6g}{u} at t = {t[k]:.4f} s")
+    return LimitCheck(not violations, tuple(violations), usage, dt, config_usage)

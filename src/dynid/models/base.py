@@ -129,6 +129,10 @@ class DynamicModel(ABC):
     example_config: ClassVar[Mapping[str, Any]] = {}
     """Configuration of a typical robot of this kind (geometry keys a model requires), used by
     :meth:`example`, the conformance tests and ``dynid models``."""
+    fourier_dopt_weight: ClassVar[float] = 3.0
+    """Default weight of the D-optimal term of the Fourier excitation objective (``dynid excite --fourier``):
+    3 keeps serial arms' designs brisk; 0 (the pure condition number) where a D-optimal term trades the
+    model's weakest directions away (see the model's notes)."""
     upper_velocity_fraction: ClassVar[float | None] = None
     """Semi-static models (softMC PUMA model 2): default upper velocity threshold per axis as a
     fraction of the axis' peak velocity; samples faster than it are not used (their dynamic forces
@@ -270,6 +274,11 @@ class DynamicModel(ABC):
     def configuration_check(self, q) -> ConfigurationCheck | None:
         """Mechanism limits at positions ``q`` ``(N, n_joints)`` that the joint ranges do not express
         (excitation design checks them on every sample), or ``None`` (default: none)."""
+        return None
+
+    def home_positions(self) -> np.ndarray | None:
+        """Joint positions ``(n_joints,)`` of the robot's home pose (where excitation is planned about when
+        the source has no program for it), or ``None`` (default)."""
         return None
 
     def task_space(self, q) -> TaskSpace | None:

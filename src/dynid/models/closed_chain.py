@@ -47,7 +47,7 @@ from ..errors import InputDataError
 from ._rnea import N_BODY_PARAMS, body_wrench_regressor
 
 __all__ = ["BodyMotions", "ClosedChain", "KinematicsError", "solve_task", "task_motion", "closed_chain_regressor",
-           "body_frame"]
+           "body_frame", "cross"]
 
 
 class KinematicsError(InputDataError):
@@ -100,6 +100,15 @@ class BodyMotions:
                            jac("jac_a", na), jac("jac_u", nu))
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a × b`` over the last axis (``np.cross`` costs several times more on the small batches here)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
 def body_frame(z: np.ndarray, x_hint: np.ndarray) -> np.ndarray:
     """Right-handed frames ``(..., 3, 3)`` (axes as columns) with ``z`` and ``x = unit(x_hint ⟂ z)``.
 
@@ -107,7 +116,7 @@ def body_frame(z: np.ndarray, x_hint: np.ndarray) -> np.ndarray:
     """
     x = x_hint - z * np.sum(x_hint * z, axis=-1, keepdims=True)
     x = x / np.linalg.norm(x, axis=-1, keepdims=True)
-    return np.stack([x, np.cross(z, x), z], axis=-1)
+    return np.stack([x, cross(z, x), z], axis=-1)
 
 
 class ClosedChain(ABC):
@@ -161,8 +170,9 @@ def _newton(chain: ClosedChain, qa: np.ndarray, x: np.ndarray, tol: float, max_i
     norm = np.abs(F).max(axis=1)
     ok = norm <= tol
     singular = np.zeros(N, bool)
+    stalled = np.zeros(N, bool)
     for _ in range(max_iter):
-        act = np.flatnonzero(~ok & ~singular)
+        act = np.flatnonzero(~ok & ~singular & ~stalled)
         if act.size == 0:
             break
         _, Pu = chain.jacobians(qa[act], x[act])
@@ -186,16 +196,14 @@ def _newton(chain: ClosedChain, qa: np.ndarray, x: np.ndarray, tol: float, max_i
             if done.all():
                 break
             act, du, step = act[~done], du[~done], step[~done] * 0.5
+        else:
+            stalled[act] = True      # no descent even with 1/128 of the step: it will not converge from here
         ok = norm <= tol
-    if ok.any():   # a root where the platform gains a degree of freedom is no assembly to trust
-        k = np.flatnonzero(ok)
-        singular[k] = ~(np.linalg.cond(chain.jacobians(qa[k], x[k])[1]) < _COND_SINGULAR)
-        ok &= ~singular
     return x, ok, singular
 
 
 def solve_task(chain: ClosedChain, qa: np.ndarray, seed: np.ndarray | None = None, *, tol: float = 1e-13,
-               max_iter: int = 40, strict: bool = True) -> np.ndarray:
+               max_iter: int = 40, strict: bool = True, warm: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Forward kinematics: the task coordinates ``x`` ``(N, k)`` that close the chain at ``qa`` ``(N, n_a)``.
 
     The first sample starts from ``seed`` (default ``chain.seed``); the others are solved in
@@ -210,45 +218,74 @@ def solve_task(chain: ClosedChain, qa: np.ndarray, seed: np.ndarray | None = Non
         relative to the residual scale of the seed (at least 1).
     strict : bool
         Raise on a sample that cannot be solved (default); ``False`` returns NaN rows for them.
+    warm : (q_ref (M, n_a), x_ref (M, k)), optional
+        Solved positions (e.g. the previous iteration of an optimiser): every sample first starts from the
+        pose of the nearest ``q_ref`` in one vectorised pass; only those that do not converge go through
+        the passes above.
 
     Raises
     ------
     KinematicsError
         ``strict`` and a sample that does not assemble (no convergence in ``max_iter`` iterations) or
-        meets a singularity (``cond Φ_u > 1e10``); the message names the first one.
+        meets a singularity (``cond Φ_u > 1e10`` at the solution); the message names the first one.
     """
     qa = np.asarray(qa, dtype=float)
     N = qa.shape[0]
+    if N > 1 and not np.any(qa[1:] != qa[0]):   # one position repeated (the runtime's mass-matrix probes)
+        return np.repeat(solve_task(chain, qa[:1], seed, tol=tol, max_iter=max_iter, strict=strict), N, axis=0)
     x0 = chain.seed(qa[:1]) if seed is None else np.asarray(seed, dtype=float).reshape(1, -1)
-    scale = max(1.0, float(np.abs(chain.residual(qa[:1], x0)).max()))
-    tol = tol * scale
-    x = np.empty((N, x0.shape[1]))
+    tol = tol * max(1.0, float(np.abs(chain.residual(qa[:1], x0)).max()))
+    x = np.full((N, x0.shape[1]), np.nan)
+    ok = np.zeros(N, bool)
+    sing = np.zeros(N, bool)
+    if warm is not None and warm[0].shape[0] * N <= 4_000_000:
+        q_ref, x_ref = warm
+        near = np.argmin(((qa[:, None, :] - q_ref[None]) ** 2).sum(axis=2), axis=1)
+        x, ok, sing = _newton(chain, qa, x_ref[near].copy(), tol, max_iter)
+    rest = np.flatnonzero(~ok)
+    if rest.size:
+        x[rest], ok[rest], sing[rest] = _continuation(chain, qa[rest], x0 if rest[0] == 0 else None, tol, max_iter)
+    good = np.flatnonzero(ok)   # a root where the mechanism gains a degree of freedom is no assembly to trust
+    if good.size:
+        sing[good] = ~(np.linalg.cond(chain.jacobians(qa[good], x[good])[1]) < _COND_SINGULAR)
+        ok &= ~sing
+    if not ok.all():
+        if strict:
+            bad = int(np.flatnonzero(~ok)[0])
+            what = ("meet a singular configuration (the mechanism gains a degree of freedom)" if sing[bad]
+                    else f"do not assemble the mechanism (no convergence in {max_iter} Newton iterations)")
+            raise chain.describe_failure(qa, bad, what)
+        x[~ok] = np.nan
+    return x
+
+
+def _continuation(chain: ClosedChain, qa: np.ndarray, x0: np.ndarray | None, tol: float, max_iter: int):
+    """The passes of :func:`solve_task` (seeded by earlier samples); ``(x, ok, singular)``, NaN where unsolved."""
+    N = qa.shape[0]
+    if x0 is None:
+        x0 = chain.seed(qa[:1])
+    x = np.full((N, x0.shape[1]), np.nan)
+    ok = np.zeros(N, bool)
+    sing = np.zeros(N, bool)
     order = [np.array([0])]
     s = 1 << max(0, (N - 1).bit_length() - 1) if N > 1 else 0
     while s >= 1:
         order.append(np.arange(s, N, 2 * s))
         s //= 2
     for k, idx in enumerate(order):
-        start = np.repeat(x0, idx.size, axis=0) if k == 0 else x[idx - (idx & -idx)]
-        lost = ~np.all(np.isfinite(start), axis=1)          # seeded by an unsolved sample (strict=False)
+        start = np.repeat(x0, idx.size, axis=0) if k == 0 else x[idx - (idx & -idx)].copy()
+        lost = ~np.all(np.isfinite(start), axis=1)          # seeded by an unsolved sample
         if lost.any():
             start[lost] = chain.seed(qa[idx[lost][:1]])
-        xs, ok, sing = _newton(chain, qa[idx], start.copy(), tol, max_iter)
-        if not ok.all():   # retry from the chain's own seed
-            r = np.flatnonzero(~ok)
-            xr, okr, singr = _newton(chain, qa[idx[r]], np.repeat(chain.seed(qa[idx[r[:1]]]), r.size, axis=0), tol,
-                                     max_iter)
-            xs[r], ok[r], sing[r] = xr, okr, singr & ~okr
-        if not ok.all():
-            if not strict:
-                xs[~ok] = np.nan
-            else:
-                bad = int(np.flatnonzero(~ok)[0])     # idx is increasing: the earliest failing sample
-                what = ("meet a singular configuration (the platform gains a degree of freedom)" if sing[bad]
-                        else f"do not assemble the mechanism (no convergence in {max_iter} Newton iterations)")
-                raise chain.describe_failure(qa, int(idx[bad]), what)
-        x[idx] = xs
-    return x
+        xs, oks, ss = _newton(chain, qa[idx], start, tol, max_iter)
+        if not oks.all():   # retry from the chain's own seed
+            r = np.flatnonzero(~oks)
+            xr, okr, sr = _newton(chain, qa[idx[r]], np.repeat(chain.seed(qa[idx[r[:1]]]), r.size, axis=0), tol,
+                                  max_iter)
+            xs[r], oks[r], ss[r] = xr, okr, sr & ~okr
+        xs[~oks] = np.nan
+        x[idx], ok[idx], sing[idx] = xs, oks, ss
+    return x, ok, sing
 
 
 def task_motion(chain: ClosedChain, qa, qda, qdda, x: np.ndarray | None = None):

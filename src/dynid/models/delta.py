@@ -42,8 +42,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import ConfigError, InputDataError, ShapeError
-from .base import DynamicModel, Joint, Parameter
-from .closed_chain import BodyMotions, ClosedChain, body_frame
+from .base import DynamicModel, Joint, Parameter, TaskSpace
+from .closed_chain import BodyMotions, ClosedChain, body_frame, cross
 from .registry import register_model
 
 __all__ = [
@@ -160,7 +160,7 @@ def _fk(geo: DeltaGeometry, q: np.ndarray, B: np.ndarray | None = None) -> np.nd
     g22 = (d2 * d2).sum(axis=1)
     g23 = (d2 * d3).sum(axis=1)
     g33 = (d3 * d3).sum(axis=1)
-    n = _cross(d2, d3)
+    n = cross(d2, d3)
     nn = (n * n).sum(axis=1)                    # = g22 g33 − g23²
     with np.errstate(invalid="ignore", divide="ignore"):
         alpha = 0.5 * g33 * (g22 - g23) / nn
@@ -177,18 +177,9 @@ def _fk(geo: DeltaGeometry, q: np.ndarray, B: np.ndarray | None = None) -> np.nd
     return p
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a × b`` over the last axis (cheaper than np.cross for small batches)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
-
-
 def _cofactors(A: np.ndarray) -> np.ndarray:
     """Columns of ``A⁻¹`` as rows, for ``A (N, 3, 3)`` with rows a_i: ``C[:, i] = (a_j × a_k)/det``."""
-    C = _cross(A[:, [1, 2, 0]], A[:, [2, 0, 1]])   # rows a2×a3, a3×a1, a1×a2
+    C = cross(A[:, [1, 2, 0]], A[:, [2, 0, 1]])   # rows a2×a3, a3×a1, a1×a2
     a1 = A[:, 0]
     det = (a1 * C[:, 0]).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -427,7 +418,7 @@ class DeltaChain(ClosedChain):
         d = np.cos(qa)[..., None] * _U - np.sin(qa)[..., None] * _EZ
         Ja = np.zeros((N, 3, 6, 3))
         Jfa = np.zeros((N, 3, 6, 3))
-        arms = BodyMotions(np.stack([d, np.cross(W, d), W], axis=-1), W * qda[..., None], W * qdda[..., None],
+        arms = BodyMotions(np.stack([d, cross(W, d), W], axis=-1), W * qda[..., None], W * qdda[..., None],
                            np.zeros((N, 3, 3)), Ja, None)
         # forearms: n = f/L (|f| = L), ω = n × ṅ; origin at the elbow
         n = f / L
@@ -443,7 +434,7 @@ class DeltaChain(ClosedChain):
             Jfa[:, i, 3:, i] = b[:, i]
         Jfu = np.zeros((N, 3, 6, 3))
         Jfu[:, :, :3] = nx / L
-        fore = BodyMotions(body_frame(n, W), np.cross(n, fd) / L, np.cross(n, fdd) / L,
+        fore = BodyMotions(body_frame(n, W), cross(n, fd) / L, cross(n, fdd) / L,
                            b * qdda[..., None] + b2 * (qda**2)[..., None], Jfa, Jfu)
         # plate: translation
         Jp = np.zeros((N, 1, 6, 3))
@@ -668,6 +659,11 @@ class _Delta(DynamicModel):
         if self.four_axis:
             lo, hi = np.append(lo, -np.pi), np.append(hi, np.pi)
         return lo, hi
+
+    def task_space(self, q) -> TaskSpace:
+        """Plate centre ``(N, 3)`` [m] of actuator angles ``q`` (closed-form forward kinematics)."""
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        return TaskSpace("plate position", ("x", "y", "z"), ("m", "m", "m"), forward_kinematics(self.geometry, q[:, :3]))
 
     # --------------------------------------------------------------- dynamics
     def _columns(self, q, qd, qdd):

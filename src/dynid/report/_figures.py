@@ -15,8 +15,8 @@ from ._spec import COLORS, FigureSpec, Panel, Trace, density, envelope
 from ._svg import MARGIN
 from ..units import force_unit, velocity_unit
 
-__all__ = ["axis_figures", "validation_figures", "torque_unit", "velocity_unit", "position_display",
-           "gated_spans", "measured_friction", "WIDE", "NARROW"]
+__all__ = ["axis_figures", "validation_figures", "task_space_figure", "torque_unit", "velocity_unit",
+           "position_display", "gated_spans", "measured_friction", "WIDE", "NARROW"]
 
 WIDE = 860
 NARROW = 430
@@ -168,6 +168,49 @@ def axis_figures(data: ReportData) -> list[list[FigureSpec]]:
     return [[_torque_figure(data, j, moving), _velocity_figure(data, j, moving),
              _friction_figure(data, j, moving, friction), _position_figure(data, j)]
             for j in range(data.n_joints)]
+
+
+_TASK_COLORS = (COLORS["model"], COLORS["error"], COLORS["good"])
+
+
+def task_space_figure(data: ReportData) -> FigureSpec | None:
+    """The model's output positions over the run (a hexapod's platform pose from forward kinematics of
+    the recorded legs): translations in mm and rotations in deg, one panel each. None for models
+    without a task space, or without the REC or the model."""
+    if not data.has_signals:
+        return None
+    fitted = identified_model(data)
+    if fitted is None:
+        return None
+    try:
+        ts = fitted.plant.model.task_space(data.signals["pfb"])
+    except (ValueError, ArithmeticError):     # e.g. legs that do not assemble: the axis plots still show them
+        return None
+    if ts is None:
+        return None
+    t, n = data.t, plot_px(WIDE)
+    panels = []
+    for unit, k, shown in (("m", 1000.0, "mm"), ("rad", 180.0 / np.pi, "deg")):
+        cols = [c for c, u in enumerate(ts.units) if u == unit]
+        if not cols:
+            continue
+        traces = []
+        for i, c in enumerate(cols):   # a coordinate far from 0 (the platform's height) about its mean
+            y = ts.values[:, c] * k
+            mid = float(np.mean(y))
+            off = abs(mid) > np.ptp(y)
+            traces.append(Trace("line", *envelope(t, y - mid if off else y, n),
+                                label=f"{ts.names[c]} − {mid:.4g}" if off else ts.names[c],
+                                color=_TASK_COLORS[i % len(_TASK_COLORS)]))
+        traces = tuple(traces)
+        span = ", ".join(f"{ts.names[c]} {np.ptp(ts.values[:, c]) * k:.3g}" for c in cols)
+        panels.append(Panel(traces, ylabel=f"[{shown}]", title=f"range: {span} {shown}", height=200))
+    panels[-1] = Panel(panels[-1].traces, xlabel="time [s]", ylabel=panels[-1].ylabel, title=panels[-1].title,
+                       height=panels[-1].height)
+    return FigureSpec("task_space", ts.title[:1].upper() + ts.title[1:], tuple(panels),
+                      caption=f"The {ts.title} over the identification run, computed from the recorded joint positions "
+                              "by the model's forward kinematics: the part of the workspace the identified model was "
+                              "fitted on.")
 
 
 def validation_figures(data: ReportData, val: Validation) -> list[FigureSpec]:

@@ -17,7 +17,7 @@ import numpy as np
 from .. import __version__
 from ._data import ReportData, Validation
 from ._evidence import evidence_figure
-from ._figures import axis_figures, torque_unit, validation_figures
+from ._figures import axis_figures, task_space_figure, torque_unit, validation_figures
 from ._spec import FigureSpec
 from ._svg import figure_size, figure_svg
 from ..units import velocity_unit
@@ -32,14 +32,16 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 @dataclass(frozen=True)
 class ReportFigures:
     """Every figure of a report: ``axes[j]`` per joint, ``evidence[k]`` per diagnostic (None: no plot),
-    ``validation`` per joint."""
+    ``validation`` per joint, ``task`` the model's output positions (a platform's pose) or None."""
 
     axes: list[list[FigureSpec]]
     evidence: list[FigureSpec | None]
     validation: list[FigureSpec]
+    task: FigureSpec | None = None
 
     def all(self) -> list[FigureSpec]:
-        return [f for fs in self.axes for f in fs] + [f for f in self.evidence if f] + list(self.validation)
+        return ([f for fs in self.axes for f in fs] + [f for f in self.evidence if f] + list(self.validation)
+                + ([self.task] if self.task is not None else []))
 
 
 def diagnostics_of(data: ReportData) -> list[Mapping[str, Any]]:
@@ -57,7 +59,7 @@ def build_figures(data: ReportData, validation: Validation | None = None) -> Rep
     diags = diagnostics_of(data)
     evidence = [evidence_figure(data, d, f"diagnostic{k + 1}_{d.get('code', 'x')}") for k, d in enumerate(diags)]
     val = validation_figures(data, validation) if validation is not None else []
-    return ReportFigures(axis_figures(data), evidence, val)
+    return ReportFigures(axis_figures(data), evidence, val, task_space_figure(data))
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -284,6 +286,12 @@ def _payload(data: ReportData) -> str:
     return "".join(out)
 
 
+def _task(fig: FigureSpec | None) -> str:
+    if fig is None:
+        return ""
+    return f'<section id="task"><h2>{_e(fig.title)}</h2>{_figure_html(fig)}</section>'
+
+
 def _axes(data: ReportData, figs: list[list[FigureSpec]]) -> str:
     if not figs:
         return ""
@@ -402,6 +410,8 @@ def render_html(data: ReportData, figures: ReportFigures, validation: Validation
     links.append(("parameters", "parameters"))
     if _payload(data):
         links.append(("payload", "payload"))
+    if figures.task is not None:
+        links.append(("task", figures.task.title.lower()))
     if figures.axes:
         links += [(f"axis{j + 1}", f"axis {j + 1}") for j in range(data.n_joints)]
     links += [("conditioning", "conditioning"), ("files", "files")]
@@ -413,7 +423,8 @@ def render_html(data: ReportData, figures: ReportFigures, validation: Validation
     body = [f"<h1>{_e(title)}</h1>", meta, nav, _banner(data, diags), _diagnostics(data, diags, figures.evidence)]
     if validation is not None:
         body.append(_validation(data, validation, figures.validation))
-    body += [_parameters(data), _payload(data), _axes(data, figures.axes), _conditioning(data), _files(data)]
+    body += [_parameters(data), _payload(data), _task(figures.task), _axes(data, figures.axes), _conditioning(data),
+             _files(data)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"

@@ -52,7 +52,8 @@ class FeedForwardStatus(enum.IntEnum):
     entering the delay line is clamped to the threshold when ``clamp`` is set. softMC raises an error
     here; the caller decides (stop the motion)."""
     INVALID_INPUT = 2
-    """A non-finite command: the previous additive torque is repeated for that cycle."""
+    """A non-finite command, or one where a closed chain does not assemble: the previous additive torque is
+    repeated for that cycle."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,13 +160,18 @@ class FeedForward:
         status = FeedForwardStatus.OK
         fin = s.finite
         n = fin.shape[0]
-        if (np.count_nonzero(np.isfinite(pcmd, out=fin)) + np.count_nonzero(np.isfinite(vcmd, out=fin))
-                + np.count_nonzero(np.isfinite(acmd, out=fin))) != 3 * n:
+        valid = (np.count_nonzero(np.isfinite(pcmd, out=fin)) + np.count_nonzero(np.isfinite(vcmd, out=fin))
+                 + np.count_nonzero(np.isfinite(acmd, out=fin))) == 3 * n
+        if valid:
+            try:
+                self.dynamics.torque_into(s.ws, pcmd, vcmd, acmd, comp)
+            except ValueError:   # a closed chain that does not assemble at pcmd (forward kinematics)
+                valid = False
+        if not valid:
             np.copyto(comp, s.last_valid)
             s.exceeded.fill(False)
             status = FeedForwardStatus.INVALID_INPUT
         else:
-            self.dynamics.torque_into(s.ws, pcmd, vcmd, acmd, comp)
             s.friction.sign_into(vcmd, s.sign)
             s.friction.add_into(vcmd, acmd, s.sign, comp)
             np.abs(comp, out=s.work)
