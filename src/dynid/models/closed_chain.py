@@ -238,9 +238,11 @@ def solve_task(chain: ClosedChain, qa: np.ndarray, seed: np.ndarray | None = Non
     x = np.full((N, x0.shape[1]), np.nan)
     ok = np.zeros(N, bool)
     sing = np.zeros(N, bool)
-    if warm is not None and warm[0].shape[0] * N <= 4_000_000:
+    if warm is not None and warm[0].shape[1] == qa.shape[1]:
+        from scipy.spatial import cKDTree
+
         q_ref, x_ref = warm
-        near = np.argmin(((qa[:, None, :] - q_ref[None]) ** 2).sum(axis=2), axis=1)
+        near = cKDTree(q_ref).query(qa)[1]
         x, ok, sing = _newton(chain, qa, x_ref[near].copy(), tol, max_iter)
     rest = np.flatnonzero(~ok)
     if rest.size:

@@ -646,8 +646,9 @@ class Hexapod(DynamicModel):
 
     # ------------------------------------------------------------------ states, priors
     def _random_poses(self, rng: np.random.Generator, n_samples: int) -> np.ndarray:
-        """Poses around home (±25 % of the platform radius in x, y, ±15 % in z, ±0.15 rad) inside the
-        configuration limits and ``position_limits``."""
+        """Poses around home (±25 % of the platform radius in x, y, ±15 % in z, ±0.15 rad) inside
+        ``position_limits`` and ``jacobian_condition_limit`` (the U-joint limit is an excitation limit: the
+        structure of the model does not depend on it)."""
         rp = self.geometry.platform_radius
         span = np.array([0.25 * rp, 0.25 * rp, 0.15 * rp, 0.15, 0.15, 0.15])
         out, have = [], 0
@@ -657,7 +658,7 @@ class Hexapod(DynamicModel):
             pose = self.home + rng.uniform(-1.0, 1.0, size=(m, 6)) * span
             p, R = pose_to_frame(pose)
             rho = _legs(self.geometry, p, R)[2]
-            keep = np.all(self._check_values(self.chain.pack(p, R)) <= self._limits_vector, axis=1)
+            keep = self._check_values(self.chain.pack(p, R))[:, 12] <= self.jacobian_condition_limit
             if lims is not None and len(lims) == 6:
                 lo, hi = np.array(lims, dtype=float).T
                 keep &= np.all((rho >= lo) & (rho <= hi), axis=1)
