@@ -291,6 +291,38 @@ def test_paper_table1_parameters_reduce_like_table3(rng):
     assert "m3" in [base.names[j] for j in base.dependent] and not np.any(W[:, table1.index("m3")])
 
 
+def test_no_reading_of_the_paper_branch_reaches_rank_17(rng):
+    """Whatever the four links are — each either slides with the rod (its mass and first moment act at
+    P_i) or turns about B_i with the cylinder, link 1 spinning with the rod or the cylinder, links 2-4
+    sharing one spin (their axial inertias are one Table 1 parameter) — the 29 parameters have rank 15 at
+    most: Table 3's 17 is not reachable by rigid U-P-R-U kinematics."""
+    import itertools
+
+    model = Hexapod({**EXAMPLE_GEOMETRY})
+    names = model.param_names
+    q, qd, qdd = model.sample_states(rng, 200)
+    Y = model.regressor(q, qd, qdd)
+
+    def column(terms):
+        v = np.zeros(model.n_params)
+        for name, c in terms.items():
+            v[names.index(name)] += c
+        return v
+
+    ranks = []
+    for spin1, spin234 in itertools.product(("rod", "cylinder"), repeat=2):
+        for moves in itertools.product(("rod", "cylinder"), repeat=4):
+            cols = [{f"{spin1}.Izz": 1}, {f"{spin1}.Ixx": 1, f"{spin1}.Iyy": 1}, {f"{spin234}.Izz": 1},
+                    {f"{spin234}.Ixx": 1, f"{spin234}.Iyy": 1},
+                    {f"{moves[0]}.m": 1}, {f"{moves[0]}.mz": 1}, {f"{moves[0]}.Ixx": 1, f"{moves[0]}.Iyy": 1},
+                    {f"{moves[1]}.m": 1}, {f"{moves[1]}.mz": 1}, {f"{moves[2]}.m": 1}, {f"{moves[2]}.mz": 1},
+                    {f"{moves[3]}.mz": 1}, {"cylinder.Ixx": 1, "cylinder.Iyy": 1}]
+            cols += [dict(cols_) for _, cols_ in _TABLE1[13:]]
+            A = np.column_stack([column(c) for c in cols])
+            ranks.append(np.linalg.matrix_rank((Y @ A).reshape(-1, A.shape[1])))
+    assert len(ranks) == 64 and max(ranks) == 15
+
+
 # ------------------------------------------------------------------------------- configuration
 
 def test_configuration_errors_are_clear():
