@@ -435,6 +435,7 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
                 "condition_number": design.condition_number, "condition_number_scaled": design.condition_number_scaled,
                 "limits_ok": design.limits_ok, "violations": list(design.check.violations),
                 "limit_usage": design.check.to_dict()["usage"], "check_grid_s": design.check.dt, "scale": design.scale,
+                "configuration_usage": design.check.to_dict().get("configuration_usage", {}),
                 "run_time_s": design.run_time_s, "optimiser": list(design.restarts),
                 "peak_velocity": np.abs(qd).max(axis=0).tolist(), "peak_acceleration": np.abs(qdd).max(axis=0).tolist(),
                 "peak_torque": None if ident.peak_torque is None else ident.peak_torque.tolist(),
@@ -510,6 +511,13 @@ def _print_fourier(out: dict) -> None:
     rows = [[j + 1] + [("-" if use[k][j] is None else f"{100 * use[k][j]:.0f} %") for k in ("velocity", "acceleration")]
             + [fmt(out["peak_torque"][j], 4) if out["peak_torque"] else "-"] for j in range(len(use["velocity"]))]
     lines.append(_common.table(rows, ["joint", "velocity use", "acceleration use", "peak torque"]))
+    cfg = out.get("configuration_usage") or {}
+    if cfg:   # the mechanism's own limits (a hexapod's U joints, distance from singularity): the largest use of each kind
+        kinds: dict[str, float] = {}
+        for name, use in cfg.items():
+            kind = name.split(",")[0]
+            kinds[kind] = max(kinds.get(kind, 0.0), float("inf") if use is None else use)
+        lines.append("mechanism limits used: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in kinds.items()))
     for k, v in out.get("files", {}).items():
         lines.append(f"{k}: {v}")
     print("\n".join(lines))
