@@ -399,6 +399,33 @@ class FrictionCoefficients:
             np.dot(total, self.directions, out=back)
             np.add(out, back, out=out)
 
+    def expressions(self, qd: Sequence, qdd: Sequence, *, sign, exp) -> list:
+        """The friction torque of each joint as an expression of any scalar algebra (code generation).
+
+        ``qd``, ``qdd`` are per-joint scalars (e.g. SymPy symbols), ``sign`` and ``exp`` the algebra's
+        functions. The same terms as :meth:`add_into`, written once more for symbols: the code generator's
+        output is tested equal to ``FittedModel.torque``, which runs :meth:`add_into`.
+        """
+        n = self.n_joints
+        out = []
+        for j in range(n):
+            s = sign(qd[j])
+            t = self.viscous[j] * qd[j] + self.coulomb[j] * s + self.offset[j]
+            if self.has_asym:   # max(s, 0) and min(s, 0) of a sign are (s + |s|)/2 and (s - |s|)/2 = (s ± s²)/2
+                t = t + self.coulomb_pos[j] * (s + s * s) / 2 + self.coulomb_neg[j] * (s - s * s) / 2
+            if self.has_stribeck:
+                t = t + self.stribeck[j] * s * exp(-(qd[j] * self._inv_vs[j]) ** 2)
+            if self.has_armature:
+                t = t + self.armature[j] * qdd[j]
+            out.append(t)
+        for m in range(self.n_coupled):   # coupled motors: u_j (Fvm v + Fcm sign(v) + Iam a), v = u·qd, a = u·qdd
+            u = self.directions[m]
+            v = sum(u[k] * qd[k] for k in range(n) if u[k])
+            a = sum(u[k] * qdd[k] for k in range(n) if u[k])
+            fm = self.motor_viscous[m] * v + self.motor_coulomb[m] * sign(v) + self.motor_armature[m] * a
+            out = [out[j] + u[j] * fm if u[j] else out[j] for j in range(n)]
+        return out
+
     def torque(self, qd, qdd, sign: np.ndarray | None = None, motor_sign: np.ndarray | None = None) -> np.ndarray:
         """``tau_f`` ``(N, n)`` (or ``(n,)``) for velocities and accelerations of that shape; ``sign``
         defaults to ``sign(qd)``, ``motor_sign`` to ``sign(u_m·qd)``."""

@@ -109,14 +109,16 @@ class FeedForward:
     @classmethod
     def from_result(cls, identified, *, delay_cycles: int = DEFAULT_DELAY_CYCLES,
                     torque_threshold: npt.ArrayLike | None = None, payload_mass: float | None = None,
-                    payload_inertia: float | None = None, clamp: bool = True) -> "FeedForward":
+                    payload_inertia: float | None = None, clamp: bool = True,
+                    dynamics: RigidBodyDynamics | None = None) -> "FeedForward":
         """Build from an identification (:class:`~dynid.identification.pipeline.Identification` or the
         :class:`~dynid.fitted.FittedModel`, e.g. ``dynid.load(result.json)``), optionally with another payload
-        [kg, kg m²]."""
+        [kg, kg m²] or another single-sample evaluator (``dynamics``, e.g. the generated C:
+        ``dynid.symbolic.GeneratedDynamics.from_fitted(model)``)."""
         plant = identified.plant
         if payload_mass is not None or payload_inertia is not None:
             plant = plant.with_model(plant.model.with_payload(payload_mass, payload_inertia))
-        return cls(plant, identified.theta, delay_cycles, torque_threshold, clamp)
+        return cls(plant, identified.theta, delay_cycles, torque_threshold, clamp, dynamics)
 
     @property
     def n_joints(self) -> int:

@@ -1,0 +1,52 @@
+"""``dynid codegen``: an identified model as C99, IEC 61131-3 Structured Text or Python source."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..fitted import load
+from ._common import EXIT_OK, add_result_argument, print_json
+
+DESCRIPTION = """\
+Generate the torque of an identified model (RESULT.json: identified parameters, payload, friction and
+actuator terms, coupled motors; joint side, SI) as source code for a controller, with common
+sub-expressions (SymPy's cse and printers):
+  c       <name>.c + <name>.h: void dynid_torque(const double *q, const double *dq, const double *ddq,
+          double *tau) and dynid_rigid_body_torque (without friction); C99, no allocation, no state
+  st      IEC 61131-3 FUNCTION_BLOCK DYNID_TORQUE (q, dq, ddq : ARRAY[1..n] OF LREAL -> tau)
+  python  a numpy module with torque(q, dq, ddq) for (n,) or (N, n) arrays
+Models: serial (URDF/DH) and the catalogue models dynid derives (see 'dynid derive --help').
+Needs the extra 'symbolic' (SymPy).
+"""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("codegen", help="generate C / Structured Text / Python of an identified model",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="example:\n  dynid codegen result/result.json --lang c --out controller/")
+    add_result_argument(p)
+    p.add_argument("--lang", choices=("c", "st", "python"), required=True, help="output language")
+    p.add_argument("--out", metavar="DIR", required=True, help="folder for the generated files")
+    p.add_argument("--name", default="dynid_model", metavar="NAME", help="file name stem (default dynid_model)")
+    p.add_argument("--json", action="store_true", help="print a summary as JSON")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..symbolic import generate_code
+
+    fitted = load(args.result)
+    code = generate_code(fitted, args.lang, name=args.name)
+    paths = code.write(args.out)
+    summary = {"lang": code.lang, "files": [str(p) for p in paths], "joints": code.n_joints,
+               "operations": code.operations, "common_subexpressions": code.intermediates, "time_s": code.time_s}
+    if args.json:
+        print_json(summary)
+    else:
+        sys.stdout.write(f"{code.lang}: {code.n_joints} joints, {code.operations} operations after "
+                         f"{code.intermediates} common sub-expressions ({code.time_s:.1f} s)\n")
+        for p in paths:
+            sys.stdout.write(f"  {p}\n")
+    return EXIT_OK
