@@ -59,13 +59,8 @@ int main(int argc, char **argv) {
 """
 
 
-def best(fn, repeat=3):
-    t = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - t0)
-    return t
+sys.path.insert(0, str(HERE))
+from parallel import best_of as best  # noqa: E402
 
 
 def fitted_arm():

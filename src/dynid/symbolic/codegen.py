@@ -105,8 +105,8 @@ def _cse(exprs: list):
     return reps, reduced, int(ops)
 
 
-class _CPrinter(C99CodePrinter):
-    """C99 with the joint arrays indexed from 0 and integer powers as products."""
+class _ArrayPrinter(C99CodePrinter):
+    """A C-family printer that prints the joint symbols as array elements (``arrays``: symbol -> text)."""
 
     def __init__(self, arrays: dict) -> None:
         super().__init__({"math_macros": {}})
@@ -115,6 +115,10 @@ class _CPrinter(C99CodePrinter):
     def _print_Symbol(self, expr):
         hit = self._arrays.get(expr)
         return hit if hit is not None else super()._print_Symbol(expr)
+
+
+class _CPrinter(_ArrayPrinter):
+    """C99 with the joint arrays indexed from 0 and integer powers as products."""
 
     def _print_Pow(self, expr):
         b, e = expr.base, expr.exp
@@ -124,19 +128,11 @@ class _CPrinter(C99CodePrinter):
         return super()._print_Pow(expr)
 
 
-class _STPrinter(C99CodePrinter):
+class _STPrinter(_ArrayPrinter):
     """IEC 61131-3 Structured Text expressions: LREAL literals, SIN/COS/EXP/SQRT, 1-based arrays."""
 
     _functions = {"sin": "SIN", "cos": "COS", "exp": "EXP", "sqrt": "SQRT", "Abs": "ABS", "tan": "TAN",
                   "atan": "ATAN", "log": "LN", "asin": "ASIN", "acos": "ACOS"}
-
-    def __init__(self, arrays: dict) -> None:
-        super().__init__({"math_macros": {}})
-        self._arrays = arrays
-
-    def _print_Symbol(self, expr):
-        hit = self._arrays.get(expr)
-        return hit if hit is not None else super()._print_Symbol(expr)
 
     def _print_Function(self, expr):
         name = self._functions.get(type(expr).__name__)
