@@ -49,7 +49,8 @@ from ..errors import ConfigError, ShapeError
 from ._rnea import BODY_PARAM_NAMES, N_BODY_PARAMS
 from ._urdf import body_parameters
 from .base import ConfigurationCheck, DynamicModel, Joint, Parameter, TaskSpace
-from .closed_chain import BodyMotions, ClosedChain, KinematicsError, body_frame, closed_chain_regressor, cross, solve_task
+from .closed_chain import (BodyMotions, ClosedChain, KinematicsError, body_frame, closed_chain_regressor, cross, solve_task,
+                           task_motion)
 from .registry import register_model
 
 __all__ = ["HexapodGeometry", "Hexapod", "HexapodChain", "pose_to_frame", "frame_to_pose", "inverse_kinematics",
@@ -410,8 +411,6 @@ def forward_kinematics(geometry: HexapodGeometry, rho: npt.ArrayLike, home_pose:
 def platform_motion(geometry: HexapodGeometry, rho, rhod, rhodd, home_pose=None):
     """Platform pose ``(N, 6)``, twist ``[v; ω]`` ``(N, 6)`` and its derivative ``[a; ε]`` ``(N, 6)`` (base
     frame, SI) of a leg motion ``(N, 6)`` [m, m/s, m/s²]."""
-    from .closed_chain import task_motion
-
     chain = HexapodChain(geometry, home_pose)
     rho, rhod, rhodd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (rho, rhod, rhodd))
     x, u, du, _, _ = task_motion(chain, rho, rhod, rhodd)

@@ -69,7 +69,7 @@ class Derivation:
     def to_json(self) -> dict[str, Any]:
         """Strings SymPy parses (spec/interfaces.md §5 ``dynid derive --json``), plus the D_ijk, the regressor
         and what the symbols are."""
-        s = _str
+        s = str
         return {
             "joints": self.n_joints,
             "parameters": list(self.parameters),
@@ -117,10 +117,6 @@ class Derivation:
             lines += ["", "## Notes", ""] + [f"- {n}" for n in self.notes]
         lines += ["", f"Derived in {self.time_s:.2f} s."]
         return "\n".join(lines) + "\n"
-
-
-def _str(e) -> str:
-    return str(e)
 
 
 def tree_size(exprs) -> int:
