@@ -32,8 +32,16 @@ Payload: the ``payload`` mass [kg] is a point mass at ``payload_com`` [m] in the
 point (softMC ``PayloadInertia`` is about the tool axis). Both enter as known torque (``offset``),
 never as columns.
 
+Counterbalance (``counterbalance``, a list; spec/interfaces.md §4, :mod:`.counterbalance`): gas or
+spring cylinders on rotary joints (e.g. a heavy robot's axis 2). Their parameters follow the inertial
+ones, in the order of the list: ``CB<j>.c`` [J] (gas), ``CB<j>.k`` [N/m] and ``CB<j>.F0`` [N]
+(spring), ``<j>`` the 1-based joint. Their columns ``h·A/(V0 − A s)`` (gas), ``h·s`` and ``h``
+(spring) are added to joint ``j``'s row of the regressor, so regressor, torque, simulation and runtime
+include them; the symbolic derivation (``dynid derive``/``codegen``) rejects them.
+
 softMC has no generic serial DynamicModel: the PRG records ``DynamicModel = 1`` and the standard
-parameters in ``DynamicParameter[1..10 n]`` for reference only; no firmware model reads them.
+parameters in ``DynamicParameter[1..10 n]`` for reference only, the counterbalance parameters in the
+slots after them (``10 n + 1, ...``); no firmware model reads them.
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ from ..errors import ConfigError
 from ._rnea import BODY_PARAM_NAMES, N_BODY_PARAMS, chain_regressor, compile_chain
 from ._urdf import body_parameters, chain_elements, check_chain, dh_chain, read_urdf
 from .base import DynamicModel, Joint, Parameter
+from .counterbalance import PARAMETERS as _CB_PARAMETERS
+from .counterbalance import Counterbalance, parse_counterbalances
 from .registry import register_model
 
 __all__ = ["Serial", "PUMA560_DH"]
@@ -116,10 +126,16 @@ class Serial(DynamicModel):
                  "as [ixx, ixy, ixz, iyy, iyz, izz]}",
         "gravity_direction": "unit vector of gravity in the base frame, default [0, 0, -1]",
         "payload_com": "payload centre of mass in the last link frame [m], default [0, 0, 0]",
+        "counterbalance": "gas or spring cylinders: list of {joint: 1-based number or name, kind: gas|spring, "
+                          "base_distance D [m], link_distance k [m], angle_offset [rad] (delta = q_j + offset), "
+                          "area [m^2] and volume [m^3] (gas only)}; torque h*F on joint j, parameters "
+                          "CB<j>.c [J] (gas) or CB<j>.k [N/m], CB<j>.F0 [N] (spring)",
     }
     notes = ("Parameters: m, m*c and the inertia about the link-frame origin for each moving link (URDF link frame; "
              "distal frame for standard DH). Fixed URDF joints are merged into the moving link they hang from. "
              "Payload: point mass at payload_com in the last link frame plus inertia about the last joint axis. "
+             "Counterbalance cylinders (key counterbalance) add CB<j>.c (gas, J) or CB<j>.k, CB<j>.F0 (spring) after "
+             "the inertial parameters. "
              "softMC has no generic serial model: the PRG writes DynamicModel = 1 and the standard parameters "
              "for reference only.")
 
@@ -159,14 +175,42 @@ class Serial(DynamicModel):
         self.joints = tuple(Joint(n, kd) for n, kd in zip(names, kinds))
         self._actuated = tuple(actuated)
         self.link_names = tuple(link["name"] for link in links)
-        self.parameters = tuple(
+        inertial = tuple(
             Parameter(f"{ln}.{pn}", _UNITS.get(pn, "kg m^2"), f"{ln}: {_DESCRIPTIONS[pn]}", N_BODY_PARAMS * b + k + 1)
             for b, ln in enumerate(self.link_names) for k, pn in enumerate(BODY_PARAM_NAMES))
+        self.counterbalances: tuple[Counterbalance, ...] = parse_counterbalances(
+            opts.get("counterbalance"), self.joints, self._known_limits())
+        extra = []
+        for cb in self.counterbalances:
+            for suffix, unit, text in _CB_PARAMETERS[cb.kind]:
+                extra.append(Parameter(f"{cb.name}.{suffix}", unit,
+                                       f"{cb.kind} counterbalance on joint {cb.joint + 1} ({self.joints[cb.joint].name}): "
+                                       f"{text}", len(inertial) + len(extra) + 1))
+        self.parameters = inertial + tuple(extra)   # names cannot clash: link parameters end in .Ixx .. .m
+        if any(cb.kind == "spring" for cb in self.counterbalances):
+            # k_s*s^2/2 holds -k_s*D*k*cos(delta), gravity-like: when collinear, keep F0 and regroup k
+            self.prefer_dependent = tuple(f"{cb.name}.k" for cb in self.counterbalances if cb.kind == "spring")
         self._gravity_vec = self.gravity * _unit(opts.get("gravity_direction", [0.0, 0.0, -1.0]), "gravity_direction")
         self._payload_pi = self._payload_parameters(opts.get("payload_com", [0.0, 0.0, 0.0]))
 
     # ------------------------------------------------------------------ dynamics
     def _regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        Y = self._rigid_regressor(q, qd, qdd)
+        if not self.counterbalances:
+            return Y
+        return np.concatenate([Y, self._counterbalance_columns(q)], axis=2)
+
+    def _counterbalance_columns(self, q: np.ndarray) -> np.ndarray:
+        """``(N, n_joints, n_counterbalance_params)``: each cylinder's columns on its joint's row."""
+        cols = np.zeros((q.shape[0], self.n_joints, self.n_params - N_BODY_PARAMS * len(self.link_names)))
+        k = 0
+        for cb in self.counterbalances:
+            cols[:, cb.joint, k:k + cb.n_params] = cb.columns(q[:, cb.joint])
+            k += cb.n_params
+        return cols
+
+    def _rigid_regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """Newton–Euler regressor of the inertial parameters ``(N, n_joints, 10 n_links)``."""
         if self._mimic:
             C = self._C
             q, qd, qdd = q @ C.T + self._q_offset, qd @ C.T, qdd @ C.T
@@ -178,7 +222,7 @@ class Serial(DynamicModel):
     def _offset(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         if self._payload_pi is None:
             return np.zeros_like(q)
-        return self._regressor(q, qd, qdd)[:, :, -N_BODY_PARAMS:] @ self._payload_pi
+        return self._rigid_regressor(q, qd, qdd)[:, :, -N_BODY_PARAMS:] @ self._payload_pi
 
     def _payload_parameters(self, com: Sequence[float]) -> np.ndarray | None:
         try:
@@ -193,11 +237,13 @@ class Serial(DynamicModel):
 
     # ------------------------------------------------------------------ priors and limits
     def prior_parameters(self) -> np.ndarray | None:
-        """Inertial values of the URDF (or the DH ``links`` priors) ``(n_params,)``, or ``None``."""
+        """Inertial values of the URDF (or the DH ``links`` priors) ``(n_params,)``, or ``None``; the
+        counterbalance parameters' prior is 0 (no cylinder)."""
         inertia = [link.get("inertia") for link in self.chain["links"]]
         if any(i is None for i in inertia):
             return None
-        return np.concatenate([np.asarray(i, dtype=float) for i in inertia])
+        n_cb = self.n_params - N_BODY_PARAMS * len(self.link_names)
+        return np.concatenate([np.asarray(i, dtype=float) for i in inertia] + [np.zeros(n_cb)])
 
     def link_parameter_groups(self) -> list[np.ndarray]:
         """Ten parameter indices per moving link (the parameters are link-wise, in Khalil–Dombre order)."""
@@ -205,6 +251,16 @@ class Serial(DynamicModel):
 
     def example_parameters(self):
         return self.prior_parameters()
+
+    def _known_limits(self) -> list[tuple[float, float] | None]:
+        """Per joint ``(lo, hi)`` from ``position_limits`` or the URDF/DH limits, ``None`` where unknown."""
+        if self.config.position_limits is not None and len(self.config.position_limits) == self.n_joints:
+            return [tuple(map(float, lim)) for lim in self.config.position_limits]
+        out = []
+        for k in self._actuated:
+            lim = self.chain["links"][k].get("limits")
+            out.append(None if lim is None else (float(lim[0]), float(lim[1])))
+        return out
 
     def state_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Joint limits ``(lo, hi)`` ``(n_joints,)``: ``position_limits``, else the URDF/DH limits, else ±π rad / ±0.5 m."""

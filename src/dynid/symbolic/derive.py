@@ -181,6 +181,9 @@ def symbolic_torque(model, params: list, g: sp.Symbol, method: str = "newton-eul
     if method not in METHODS:
         raise ConfigError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if model.name == "serial":
+        if getattr(model, "counterbalances", ()):
+            raise ConfigError("dynid derive has no symbolic form of the serial model's counterbalance cylinders",
+                              hint="remove 'counterbalance' from the configuration to derive the rigid-body model")
         chain = _serial_chain(model, params, g)
         Y = chain.regressor() if regressor else None
         geometry = f"serial chain '{model.chain.get('robot', 'robot')}', {chain.n_bodies} moving links"
