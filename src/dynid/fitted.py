@@ -184,6 +184,12 @@ class FittedModel:
         worst = int(np.nanargmax(err)) + 1 if np.isfinite(err).any() else 1
         pct = 100 * float(np.nanmax(err)) if np.isfinite(err).any() else float("nan")
         lim = 100 * float(m.get("allowed", 0.5))
+        reasons = [r for r in (m.get("verdict") or {}).get("reasons", []) if r.get("code") != "softmc_rule"]
+        if not m["success"] and m.get("softmc_rule", True) and reasons:
+            first = reasons[0]["message"].split(":")[0]
+            more = f" and {len(reasons) - 1} more" if len(reasons) > 1 else ""
+            return (f"identification failed: {reasons[0]['code'].replace('_', ' ')} on {first}{more} (max relative "
+                    f"torque error {pct:.2f} % < {lim:.2f} %, but the model cannot be trusted)")
         if m["success"]:
             return f"identification succeeded: max relative torque error {pct:.2f} % (axis {worst}) < {lim:.2f} %"
         return f"identification failed: max relative torque error {pct:.2f} % on axis {worst} exceeds {lim:.2f} %"
@@ -277,7 +283,7 @@ class FittedModel:
                 "values": theta[:k],
                 "units": [p.unit for p in model.parameters],
                 "index": [p.slot for p in model.parameters],
-                "identifiable": [s == "identified" for s in status[:k]],
+                "identifiable": [s in ("identified", "confounded") for s in status[:k]],
                 "status": list(status[:k]),
                 "std": std[:k],
                 "relative_std_percent": 100 * std[:k] / np.abs(nonzero),

@@ -21,7 +21,10 @@ Plan an identification motion before running it.
 SineWave (softMC): each joint oscillates between --start and --target at f = factor x freqs [Hz].
 The rating follows the source's table ({1,2,1.2} bad, {1,1.2,1.2} medium, {1.1,1.3,1.5} good) with the
 reasons; with --model it adds the condition number of the base-parameter observation matrix, peak
-velocities/accelerations/torques against the limits and which parameters are poorly excited.
+velocities/accelerations/torques against the limits and which parameters are poorly excited, and a
+motion that leaves parameters confounded (only a combination of them identifiable, e.g. M and K of a
+spring axis under one sine) or not excited at all is rated bad, whatever its frequencies: the reasons
+name the group, the combination the motion determines and what would separate them.
 --mcbasic writes the softMC identification program, --out the trajectory (t, q, dq, ddq) as CSV.
 
 Fourier (--fourier N): an N-harmonic periodic trajectory inside the --start/--target range that
@@ -281,7 +284,8 @@ def run(args) -> int:
     if plan is not None:
         pu = [position_unit(k) for k in kinds] if kinds is not None else None
         rating = rate_plan(plan, limits, min_cycles=min_cycles, peak_torque=peak_torque,
-                           joint_names=[j.name for j in model.joints] if model is not None else None, units=pu)
+                           joint_names=[j.name for j in model.joints] if model is not None else None, units=pu,
+                           identifiability=ident)
     else:
         rating = rate_frequencies(f_hz, record_s, min_cycles=min_cycles)
     out.update(rating.to_dict())
@@ -368,6 +372,8 @@ def _print_sine(out: dict, model) -> None:
                      f"(unit columns: {fmt(out['condition_number_scaled'], 5)})")
         if idf["poorly_excited"]:
             lines.append("poorly excited (expected relative std > 30 %): " + ", ".join(idf["poorly_excited"]))
+        if not idf["confounded"]:
+            lines.append("confounded or unexcited parameters: none")
         for s in idf["saturation"]:
             lines.append(f"warning: {s}")
     for k, v in out.get("files", {}).items():
@@ -448,10 +454,11 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
         rt, rq, rqd, rqdd = ref.sample(_grid_dt(record_s))
         rid = predict_identifiability(plant, rq, rqd, rqdd, record_s=record_s, noise=args.noise,
                                       sample_period_s=args.sample_period, limits=lim)
-        rr = rate_plan(ref, None, min_cycles=min_cycles)
+        rr = rate_plan(ref, None, min_cycles=min_cycles, identifiability=rid)
         out["reference"] = {"kind": "softMC SineWave over the same range", "freqs_hz": ref.freqs_hz.tolist(),
                             "factor": factor, "base": freqs.tolist(), "condition_number": rid.condition_number,
                             "condition_number_scaled": rid.condition_number_scaled, "rating": rr.rating,
+                            "confounded": [c.to_dict() for c in rid.confounded],
                             "peak_velocity": ref.peak_velocity.tolist(), "peak_acceleration": ref.peak_acceleration.tolist()}
         out["sine_condition_number"] = rid.condition_number
         out["condition_ratio"] = rid.condition_number / design.condition_number
@@ -494,6 +501,17 @@ def _periods(text: str, limits, record_s: float, harmonics: int) -> int:
     return p
 
 
+def _confounding_text(c: dict) -> str:
+    """One line for a confounded group of the JSON (``Confounding.to_dict``)."""
+    names = c["parameters"]
+    who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if c["combination"] is None:
+        text = f"{who} {'is' if len(names) == 1 else 'are'} not excited by this motion"
+    else:
+        text = f"{who} are confounded: this motion determines them only as {c['combination']}"
+    return text + (f"; {c['remedy']}" if c["remedy"] else "")
+
+
 def _print_fourier(out: dict) -> None:
     fmt = _common.fmt
     lines = [f"Fourier excitation: {out['harmonics']} harmonics, period {fmt(out['period_s'], 4)} s, seed {out['seed']} "
@@ -504,7 +522,11 @@ def _print_fourier(out: dict) -> None:
         r = out["reference"]
         lines.append(f"reference sine program: {fmt(r['condition_number'], 5)} (unit columns: "
                      f"{fmt(r['condition_number_scaled'], 5)}), {fmt(out['condition_ratio'], 4)} x the Fourier's")
+        for c in r.get("confounded") or []:
+            lines.append(f"reference sine program: {_confounding_text(c)}")
     lines.append(f"limits ok on the {1000 * out['check_grid_s']:g} ms grid: {'yes' if out['limits_ok'] else 'NO'}")
+    for c in out["identifiability"]["confounded"]:
+        lines.append(f"NOT IDENTIFIABLE: {_confounding_text(c)}")
     if out.get("limits_note"):
         lines.append(f"note: {out['limits_note']}")
     use = out["limit_usage"]

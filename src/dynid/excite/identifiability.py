@@ -16,17 +16,35 @@ For a planned motion ``(q, qd, qdd)`` on a time grid and a :class:`~dynid.models
   poorly excited;
 - the predicted torque (example parameters, friction unknown before identification = 0 unless
   ``theta`` is given), its peak per joint against the torque limits (saturation warning);
-- the coverage of each joint's position range (motion range / configured range).
+- the coverage of each joint's position range (motion range / configured range);
+- the confounded parameter groups (:func:`confounded_groups`): parameters the motion cannot separate
+  at all, with the combinations of them it does determine, and what would separate them.
+
+Confounding
+-----------
+On the regressor with unit-norm columns (noise-free, the planned samples), every right singular vector
+whose singular value is below ``CONFOUNDED_RTOL`` (1e-3) × the largest is an undetermined direction:
+moving the parameters along it changes the predicted torque by less than 1/1000 of what the
+best-determined direction does (equivalently, it alone makes the unit-column condition number exceed
+1000). A pure sine gives exactly 0 (``qdd = -w^2 (q - c)`` makes the mass column a combination of the
+position and constant columns), so the tolerance only decides near-collinear motions: the good
+catalogue programs stay above 4e-3 (6upru; scara4 6e-2), and at 1e-3 the precision of that direction
+rests entirely on the model being exact, since any unmodelled torque is amplified 1000-fold into it.
+A parameter belongs to a confounded group when its share of the undetermined directions,
+``sqrt(P_ii)`` with ``P`` the projector onto them, exceeds ``CONFOUNDED_WEIGHT`` (0.05); parameters
+coupled through ``P`` (``|P_ij| > 0.05^2``) form one group. A group whose parameters are all
+undetermined (e.g. a zero column) is *not excited*.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 
-from ..identification.base_params import BaseParameters, structural_base
+from ..identification.base_params import (CONFOUNDED_RTOL, CONFOUNDED_WEIGHT, BaseParameters, Confounding, join_names,
+                                          confounded_groups, structural_base)
 from ..identification.regression import known_parameters
 from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
@@ -35,11 +53,14 @@ from .limits import JointLimits
 from ..units import force_unit
 
 __all__ = ["Identifiability", "predict_identifiability", "observation_matrix", "condition_numbers",
-           "plant_base", "default_theta", "MAX_RELATIVE_STD", "DEFAULT_NOISE"]
+           "plant_base", "default_theta", "Confounding", "confounded_groups", "MAX_RELATIVE_STD", "DEFAULT_NOISE",
+           "CONFOUNDED_RTOL", "CONFOUNDED_WEIGHT"]
 
 MAX_RELATIVE_STD = 0.30
+"""Expected relative std above which a base parameter is *poorly excited* (identification.md §10)."""
 DEFAULT_NOISE = 0.005
 """Torque noise: 0.5 % of each joint's peak torque (the simulator's default)."""
+
 
 
 def plant_base(plant: Plant) -> BaseParameters:
@@ -132,6 +153,12 @@ class Identifiability:
         ``motion_range`` / configured position range (NaN where the range is not configured).
     noise : float
         Torque noise used (fraction of each joint's peak torque).
+    max_relative_std : float
+        Threshold of ``poorly_excited``.
+    confounded : tuple of Confounding
+        Groups of base parameters the motion cannot separate, or does not excite at all
+        (:func:`confounded_groups` on the noise-free observation matrix, with a remedy each); empty when
+        every base parameter is identifiable from it.
     """
 
     base_names: tuple[str, ...]
@@ -147,6 +174,12 @@ class Identifiability:
     coverage: np.ndarray
     noise: float
     max_relative_std: float = MAX_RELATIVE_STD
+    confounded: tuple[Confounding, ...] = ()
+
+    @property
+    def identifiable(self) -> bool:
+        """No base parameter is confounded or unexcited."""
+        return not self.confounded
 
     def to_dict(self) -> dict:
         f = lambda a: None if a is None else [float(x) if np.isfinite(x) else None for x in np.asarray(a)]  # noqa: E731
@@ -154,15 +187,18 @@ class Identifiability:
                 "base_parameters": list(self.base_names), "expected_std": f(self.std), "values": f(self.values),
                 "relative_std": f(self.relative_std), "poorly_excited": list(self.poorly_excited),
                 "max_relative_std": self.max_relative_std, "noise": self.noise, "peak_torque": f(self.peak_torque),
-                "saturation": list(self.saturation), "motion_range": f(self.motion_range), "coverage": f(self.coverage)}
+                "saturation": list(self.saturation), "motion_range": f(self.motion_range), "coverage": f(self.coverage),
+                "confounded": [c.to_dict() for c in self.confounded]}
 
 
 @blas_single_threaded
 def predict_identifiability(plant: Plant, q, qd, qdd, *, record_s: float, theta=None, noise: float = DEFAULT_NOISE,
                             sample_period_s: float = 1e-3, limits: JointLimits | None = None,
                             max_relative_std: float = MAX_RELATIVE_STD, base: BaseParameters | None = None,
-                            coverage_range: Sequence[Sequence[float]] | None = None) -> Identifiability:
-    """Predict condition number, parameter precision, peak torques and range coverage of a motion.
+                            coverage_range: Sequence[Sequence[float]] | None = None,
+                            confounded_rtol: float = CONFOUNDED_RTOL) -> Identifiability:
+    """Predict condition number, parameter precision, confounded parameters, peak torques and range coverage
+    of a motion.
 
     Parameters
     ----------
@@ -185,6 +221,8 @@ def predict_identifiability(plant: Plant, q, qd, qdd, *, record_s: float, theta=
     coverage_range : array-like, shape (n_joints, 2), optional
         Position range the coverage is relative to (default: ``limits`` position, else the model's
         ``position_limits``).
+    confounded_rtol : float
+        Relative singular-value tolerance of :func:`confounded_groups`.
 
     Returns
     -------
@@ -252,5 +290,60 @@ def predict_identifiability(plant: Plant, q, qd, qdd, *, record_s: float, theta=
         coverage = np.where(np.isfinite(span) & (span > 0), rng_ / np.where(span > 0, span, 1.0), np.nan)
     else:
         coverage = np.full(n, np.nan)
+    groups = confounded_groups(W, names, confounded_rtol)
+    confounded = tuple(_with_remedy(plant, c, q, qdd, Y[:, :, base.independent]) for c in groups)
     return Identifiability(names, raw, scaled, std, values, rel, poor, peak, tuple(sat), rng_, coverage, noise,
-                           max_relative_std)
+                           max_relative_std, confounded)
+
+
+SINGLE_SINE_RTOL = 1e-6
+"""A joint moves as one sine when ``qdd = a q + b`` (a < 0) to this relative residual."""
+
+
+def _joint_label(plant: Plant, j: int) -> str:
+    return f"joint {j + 1} ({plant.model.joints[j].name})"
+
+
+def _with_remedy(plant: Plant, c: Confounding, q: np.ndarray, qdd: np.ndarray, Yb: np.ndarray) -> Confounding:
+    """``c`` with a remedy from the motion of the joints whose torques carry its parameters."""
+    cols = list(c.indices)
+    per_joint = np.linalg.norm(Yb[:, :, cols], axis=0)                   # (n_joints, |G|)
+    total = np.linalg.norm(per_joint, axis=0)
+    involved = [j for j in range(plant.n_joints) if np.any(per_joint[j] > 1e-9 * np.where(total > 0, total, np.inf))]
+    if not involved:      # zero columns on every joint: the joints that would carry them are unknown here
+        involved = list(range(plant.n_joints))
+    still, sine = [], {}
+    for j in involved:
+        x = q[:, j] - q[:, j].mean()
+        if not np.any(np.abs(x) > 1e-12 * max(1.0, float(np.abs(q[:, j]).max()))):
+            still.append(j)
+            continue
+        a = float(x @ qdd[:, j]) / float(x @ x)
+        r = qdd[:, j] - qdd[:, j].mean() - a * x
+        if a < 0 and np.linalg.norm(r) <= SINGLE_SINE_RTOL * max(np.linalg.norm(qdd[:, j]), 1e-300):
+            sine[j] = np.sqrt(-a) / (2 * np.pi)
+    if c.not_excited and not still:
+        remedy = (f"{'it needs' if len(c.parameters) == 1 else 'they need'} a motion whose torques depend on "
+                  f"{'it' if len(c.parameters) == 1 else 'them'} (zero regressor column on this one)")
+    elif still:
+        lab = join_names([_joint_label(plant, j) for j in still])
+        one = len(still) == 1
+        remedy = f"{lab} {'does' if one else 'do'} not move: give {'it' if one else 'them'} a range"
+    else:
+        same = [(i, j) for i in sine for j in sine if i < j and abs(sine[i] - sine[j]) <= 1e-6 * max(sine[i], sine[j])]
+        if same:
+            i, j = same[0]
+            remedy = (f"{_joint_label(plant, i)} and {_joint_label(plant, j)} move at the same frequency "
+                      f"({sine[i]:.4g} Hz): different frequencies separate them")
+        elif sine:
+            js = sorted(sine)
+            lab = join_names([_joint_label(plant, j) for j in js])
+            hz = ", ".join(f"{sine[j]:.4g}" for j in js)
+            one = len(js) == 1
+            remedy = (f"a second frequency on {lab} separates them ({'it' if one else 'each'} moves as one sine, "
+                      f"{hz} Hz, so acceleration is a fixed multiple of position; a SineWave has one frequency per "
+                      f"joint: plan a multi-harmonic trajectory, dynid excite --fourier N with N >= 2)")
+        else:
+            lab = join_names([_joint_label(plant, j) for j in involved])
+            remedy = f"more varied motion of {lab} (more frequencies, a wider range) separates them"
+    return replace(c, remedy=remedy)

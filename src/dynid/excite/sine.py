@@ -29,9 +29,18 @@ Rating rule (reproduces the source's table: {1, 2, 1.2} bad, {1, 1.2, 1.2} mediu
     phase drifts apart by less than ``SAME_DRIFT_CYCLES`` (0.05 cycle) over the whole record;
   - a pair repeats within fewer than ``GOOD_PAIR_CYCLES`` (10) cycles of its slower joint.
 *good* otherwise (the source's good set repeats only after 11, 13 and 15 cycles).
+
 The rating is the frequency set's (as the source's table): a pattern that repeats several times within
 a long record is noted (``notes``), not downgraded. Pairs whose phases drift apart by less than half a
 cycle in the record are noted as "nearly in phase".
+
+Identifiability (:func:`rate_plan` with ``identifiability=``, i.e. ``dynid excite --model``): a plan that
+leaves base parameters confounded or not excited (:func:`~dynid.excite.identifiability.confounded_groups`:
+a direction of the unit-column observation matrix with singular value < 1e-3 × the largest) is *bad*
+whatever its frequencies, and each group is a reason naming its parameters, the combinations the
+motion does determine and what would separate them ("a second frequency on joint 1 ..."). *good*
+therefore requires every base parameter to be identifiable from the planned motion; poorly excited
+parameters (expected relative std > 30 %) are reported beside the rating, not in it.
 
 Frequency choice (the source's recipe: pick amplitudes, base ratios, scale all by one factor)
 --------------------------------------------------------------------------------------------
@@ -54,13 +63,14 @@ import numpy as np
 
 from ..errors import ConfigError, ShapeError
 from ..sim.motion import SineMotion
+from .identifiability import Confounding, Identifiability
 from .limits import JointLimits
 from ..units import ROTARY, force_unit, kind_of_position_unit, position_unit
 
 __all__ = [
     "SinePlan", "plan_sine", "Repetition", "PairRepetition", "analyse_repetition", "Rating", "rate_frequencies",
-    "rate_plan", "FrequencyChoice", "choose_frequencies", "MAX_DENOMINATOR", "RATIONAL_RTOL", "BAD_PAIR_CYCLES",
-    "GOOD_PAIR_CYCLES", "SAME_DRIFT_CYCLES", "MIN_CYCLES", "DEFAULT_RECORD_S", "DEFAULT_SETTLE_S",
+    "rate_plan", "with_identifiability", "FrequencyChoice", "choose_frequencies", "MAX_DENOMINATOR", "RATIONAL_RTOL",
+    "BAD_PAIR_CYCLES", "GOOD_PAIR_CYCLES", "SAME_DRIFT_CYCLES", "MIN_CYCLES", "DEFAULT_RECORD_S", "DEFAULT_SETTLE_S",
 ]
 
 MAX_DENOMINATOR = 1_000_000
@@ -325,16 +335,19 @@ RATINGS = ("bad", "medium", "good")
 @dataclass(frozen=True)
 class Rating:
     """Verdict on an excitation: ``rating`` in ``("bad", "medium", "good")``, the ``reasons`` for it
-    (the worst findings, or what makes it good) and informational ``notes``."""
+    (the worst findings, or what makes it good) and informational ``notes``; ``confounded``: the
+    parameter groups the motion cannot separate (``None``: identifiability not analysed, no model)."""
 
     rating: str
     reasons: tuple[str, ...]
     notes: tuple[str, ...]
     repetition: Repetition
+    confounded: tuple[Confounding, ...] | None = None
 
     def to_dict(self) -> dict:
         r = self.repetition
         return {"rating": self.rating, "reasons": list(self.reasons), "notes": list(self.notes),
+                "confounded": None if self.confounded is None else [c.to_dict() for c in self.confounded],
                 "repeat_period_s": r.repeat_period_s,
                 "cycles_to_repeat": None if r.cycles_to_repeat is None else list(r.cycles_to_repeat),
                 "repeats_in_record": r.repeats_in_record, "cycles": [float(f"{c:.12g}") for c in r.cycles],
@@ -436,9 +449,50 @@ def rate_frequencies(freqs_hz, record_s: float = DEFAULT_RECORD_S, *, min_cycles
     return Rating("good", tuple(good), tuple(notes), rep)
 
 
+def with_identifiability(rating: Rating, identifiability: Identifiability | None) -> Rating:
+    """``rating`` capped by the predicted identifiability: confounded or unexcited base parameters make it
+    *bad*, with one reason per confounded group first (unexcited parameters with the same remedy share one)
+    and the groups in ``confounded``; unchanged otherwise (``confounded`` then ``()``: analysed, none).
+
+    Parameters
+    ----------
+    rating : Rating
+    identifiability : Identifiability or None
+        :func:`~dynid.excite.predict_identifiability` of the same motion (None: returned as is).
+    """
+    if identifiability is None:
+        return rating
+    conf = tuple(identifiability.confounded)
+    if not conf:
+        return Rating(rating.rating, rating.reasons, rating.notes, rating.repetition, ())
+    found: list[str | tuple[str, list[str]]] = []
+    idle: dict[str, list[str]] = {}              # unexcited parameters with the same remedy: one reason
+    for c in conf:
+        if not c.not_excited:
+            found.append(c.reason)
+        elif c.remedy in idle:
+            idle[c.remedy].extend(c.parameters)
+        else:
+            idle[c.remedy] = list(c.parameters)
+            found.append((c.remedy, idle[c.remedy]))
+    texts = []
+    for item in found:
+        if isinstance(item, str):
+            texts.append(item)
+            continue
+        remedy, names = item
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        texts.append(f"{who} {'is' if len(names) == 1 else 'are'} not excited by this motion (not identifiable)"
+                     + (f"; {remedy}" if remedy else ""))
+    reasons = tuple(texts) + (rating.reasons if rating.rating != "good" else ())
+    return Rating("bad", reasons, rating.notes, rating.repetition, conf)
+
+
 def rate_plan(plan: SinePlan, limits: JointLimits | None = None, *, min_cycles: float = MIN_CYCLES,
-              peak_torque=None, joint_names: Sequence[str] | None = None, units: Sequence[str] | None = None) -> Rating:
-    """:func:`rate_frequencies` for a plan, plus its peaks against ``limits`` (exceeding one is *bad*).
+              peak_torque=None, joint_names: Sequence[str] | None = None, units: Sequence[str] | None = None,
+              identifiability: Identifiability | None = None) -> Rating:
+    """:func:`rate_frequencies` for a plan, plus its peaks against ``limits`` (exceeding one is *bad*) and,
+    with ``identifiability``, confounded or unexcited parameters (*bad*, :func:`with_identifiability`).
 
     Parameters
     ----------
@@ -450,10 +504,28 @@ def rate_plan(plan: SinePlan, limits: JointLimits | None = None, *, min_cycles: 
     joint_names : sequence of str, optional
     units : sequence of str, optional
         Position unit per joint for messages (default ``rad``).
+    identifiability : Identifiability, optional
+        :func:`~dynid.excite.predict_identifiability` of the plan's motion.
+
+    Examples
+    --------
+    A mass on a spring (``linear3``) moved by one sine: the frequencies alone are fine, but M, K and K*X0
+    are confounded (``qdd + g`` is a combination of ``q`` and 1), so the plan is *bad*:
+
+    >>> from dynid.excite import predict_identifiability
+    >>> from dynid.models import Plant, make_model
+    >>> plan = plan_sine([0.0], [0.1], [1.0])
+    >>> rate_plan(plan).rating
+    'good'
+    >>> _, q, qd, qdd = plan.sample(1e-2)
+    >>> r = rate_plan(plan, identifiability=predict_identifiability(Plant(make_model("linear3")), q, qd, qdd,
+    ...                                                            record_s=plan.record_s))
+    >>> r.rating, r.confounded[0].parameters, r.confounded[0].combinations[0]
+    ('bad', ('M', 'K', 'K*X0'), 'K - 39.48*M')
     """
     base = rate_frequencies(plan.freqs_hz, plan.record_s, min_cycles=min_cycles, moving=plan.amplitude != 0)
     if limits is None:
-        return base
+        return with_identifiability(base, identifiability)
     if limits.n_joints != plan.n_joints:
         raise ShapeError(f"limits are for {limits.n_joints} joints, the plan has {plan.n_joints}")
     names = list(joint_names) if joint_names is not None else [f"A{j + 1}" for j in range(plan.n_joints)]
@@ -484,8 +556,8 @@ def rate_plan(plan: SinePlan, limits: JointLimits | None = None, *, min_cycles: 
                        f"{lo:.6g}..{hi:.6g} {pu[j]}")
     if bad:
         reasons = tuple(bad) + (base.reasons if base.rating != "good" else ())
-        return Rating("bad", reasons, tuple(notes), base.repetition)
-    return Rating(base.rating, base.reasons, tuple(notes), base.repetition)
+        return with_identifiability(Rating("bad", reasons, tuple(notes), base.repetition), identifiability)
+    return with_identifiability(Rating(base.rating, base.reasons, tuple(notes), base.repetition), identifiability)
 
 
 # ------------------------------------------------------------------------------ frequency choice

@@ -631,10 +631,14 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
         B[:, base.dependent] = base.K
     Bc = B[:, cols]
     base_values = base.base_values(theta)
-    base_std = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Bc, cov_x, Bc), 0.0))
+    base_cov = Bc @ cov_x @ Bc.T
+    base_std = np.sqrt(np.maximum(np.diag(base_cov), 0.0))
     base_std = np.where(lsq.excited, base_std, np.nan)
     at_bound = np.isin(base.independent, cols[fixed])
     base_std[at_bound] = np.nan
+    unknown = np.isnan(base_std)
+    base_cov[unknown, :] = np.nan
+    base_cov[:, unknown] = np.nan
     std = np.full(plant.n_params, np.nan)
     std[base.independent] = base_std
 
@@ -644,7 +648,8 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     linear = physical_consistency(theta_linear[groups], link_names)
     record = LeastSquares(x=base_values, std=base_std, excited=lsq.excited, rank=lsq.rank,
                           condition_number=lsq.condition_number, condition_number_scaled=lsq.condition_number_scaled,
-                          weights=lsq.weights, sigma2=sigma2, correlation_time=corr_time)
+                          weights=lsq.weights, sigma2=sigma2, correlation_time=corr_time, cov=base_cov,
+                          scale=lsq.scale, r_factor=lsq.r_factor)
     notes = [_note(consistency, linear, ratio, prior_source, options.prior_weight, method, iterations)]
     if not converged:
         msg = (f"the physically consistent fit stopped after {iterations} iterations before converging (the estimate is "

@@ -18,7 +18,8 @@ from ..metrics import relative_errors
 from ..models.base import Plant
 from ..recording import Recording
 from ..signal.conditioning import Conditioned, condition
-from .diagnostics import diagnose
+from .base_params import Confounding, confounded_groups
+from .diagnostics import diagnose, prediction_uncertainty
 from .options import IdentifyOptions, ParameterStatus
 from .regression import Regression, build_regression
 from .result import Identification
@@ -63,7 +64,8 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     cond = condition_for(rec, plant, options)
     reg = build_regression(cond, plant, options, progress=step)
     sol = solve(reg, plant, options, progress=step)
-    theta, status, notes, values = _complete(plant, reg, sol)
+    confounded = confounding(plant, reg, sol)
+    theta, status, notes, values = _complete(plant, reg, sol, confounded)
     step("evaluation", 0.75)
     tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)  # every sample, in chunks
     errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
@@ -71,8 +73,9 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         plant=plant, theta=theta, std=sol.std, status=status, base=reg.base, base_values=sol.base_values,
         base_std=sol.lsq.std, base_excited=sol.lsq.excited, lsq=sol.lsq, cond=cond, tcmd=tcmd, errors=errors,
         diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values), estimator=options.estimator,
-        decimation=reg.decimation, consistent=sol.consistent)
+        decimation=reg.decimation, consistent=sol.consistent, confounded=confounded)
     step("diagnostics", 0.9)
+    ident = replace(ident, uncertainty=prediction_uncertainty(ident))
     ident = replace(ident, diagnostics=tuple(diagnose(ident)))
     step("done", 1.0)
     return ident
@@ -114,7 +117,16 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
     return Solution(c.theta, c.std, c.base_values, c.lsq, c)
 
 
-def _complete(plant: Plant, reg: Regression, sol: Solution):
+def confounding(plant: Plant, reg: Regression, sol: Solution) -> tuple[Confounding, ...]:
+    """The parameters this recording determines only in combination (from the fit's R factor)."""
+    r = sol.lsq.r_factor
+    if r is None or r.shape[1] < 2:
+        return ()
+    names = [plant.param_names[i] for i in np.asarray(reg.independent)[sol.lsq.excited]]
+    return tuple(confounded_groups(r, names))
+
+
+def _complete(plant: Plant, reg: Regression, sol: Solution, confounded: tuple[Confounding, ...] = ()):
     """Stage 5: each parameter's status, and the model's physics filling what the data could not identify."""
     indep = reg.independent
     position = {int(i): k for k, i in enumerate(indep)}
@@ -137,6 +149,9 @@ def _complete(plant: Plant, reg: Regression, sol: Solution):
     else:  # the link inertias are already complete and consistent; a model's completion could break that
         notes = list(sol.consistent.notes)
     theta_c = np.array([values[n] for n in names])
+    mixed = {n for c in confounded for n in c.parameters}
+    status = [ParameterStatus.CONFOUNDED if s == ParameterStatus.IDENTIFIED and n in mixed else s
+              for n, s in zip(names, status)]
     for i in range(plant.n_params):
         if theta_c[i] != theta[i] and status[i] in (ParameterStatus.NOT_IDENTIFIABLE, ParameterStatus.NOT_EXCITED):
             status[i] = ParameterStatus.DERIVED

@@ -17,6 +17,7 @@ class ParameterStatus:
     """Why a parameter has its value."""
 
     IDENTIFIED = "identified"          # estimated from the data (possibly as a base combination)
+    CONFOUNDED = "confounded"          # this recording determines it only in a combination with others
     KNOWN = "known"                    # given in the configuration, held fixed
     NOT_IDENTIFIABLE = "not identifiable"  # structurally (e.g. L^2 without payload): held at the prior or 0
     NOT_EXCITED = "not excited"        # structurally identifiable, but this recording does not excite it

@@ -16,6 +16,7 @@ from ..signal.conditioning import Conditioned
 from ..units import velocity_unit
 from .base_params import BaseParameters
 from .consistent import ConsistentFit
+from .diagnostics import verdict
 from .solve import LeastSquares
 
 __all__ = ["Identification", "fitted_model"]
@@ -44,10 +45,14 @@ class Identification:
     decimation: int = 1
     consistent: ConsistentFit | None = None  # the consistent estimator's record (estimator="consistent")
     selections: Mapping[str, Any] = field(default_factory=dict)  # choices made by the data: {"cutoff_selection": ...}
+    confounded: tuple = ()           # of base_params.Confounding: parameters determined only in combination
+    uncertainty: Mapping[str, Any] | None = None  # diagnostics.prediction_uncertainty on another motion
 
     @property
     def success(self) -> bool:
-        return self.errors.success
+        """The verdict: softMC's rule holds AND no diagnosis is an error (a physically impossible or
+        undetermined model, a saturated drive ...). :func:`~dynid.identification.diagnostics.verdict`."""
+        return verdict(self.errors, self.diagnostics)["passed"]
 
     @property
     def message(self) -> str:
@@ -97,7 +102,10 @@ def fitted_model(ident: Identification) -> FittedModel:
         "max_relative_error": ident.errors.max_relative,
         "mean_relative_error": ident.errors.mean_relative,
         "allowed": ident.errors.allowed,
-        "success": ident.errors.success,
+        "success": ident.success,
+        "softmc_rule": ident.errors.success,
+        "verdict": verdict(ident.errors, ident.diagnostics),
+        **({"prediction_uncertainty": ident.uncertainty["relative"]} if ident.uncertainty else {}),
         "condition_number": lsq.condition_number,
         "condition_number_scaled": lsq.condition_number_scaled,
         "rank": lsq.rank,
@@ -119,9 +127,11 @@ def fitted_model(ident: Identification) -> FittedModel:
             "values": ident.base_values,
             "std": ident.base_std,
             "excited": ident.base_excited,
+            "correlation": ident.lsq.correlation,
         },
         "derived": dict(ident.derived),
         **({"physical_consistency": ident.consistent.to_dict()} if ident.consistent is not None else {}),
+        "confounded": [c.to_dict() for c in ident.confounded],
         "notes": list(ident.notes),
         **dict(ident.selections),
     }

@@ -32,9 +32,15 @@ class LeastSquares:
 
     x : (k,) estimate (0 for columns not excited) ; std : (k,) standard deviation (NaN if not excited)
     excited : (k,) bool ; rank : int ; condition_number : float (of the unweighted W, 2-norm)
-    condition_number_scaled : float (weighted, unit columns) ; weights : (n_joints,) per-joint row weights
+    condition_number_scaled : float (unweighted, unit-norm columns: a property of the motion alone, not of
+    the torque data) ; weights : (n_joints,) per-joint row weights
     sigma2 : float, weighted residual variance
     correlation_time : float, integrated autocorrelation time of the residual [samples] (std inflation²)
+    cov : (k, k) covariance of ``x`` (the one uncertainty every output shows: ``std = sqrt(diag(cov))``;
+    NaN rows/columns where not excited)
+    scale : (k,) column norms of the regressor (unit-column coordinates ``x * scale``)
+    r_factor : (rank, rank) R of the unweighted QR of the excited columns (``W[:, excited] = Q R``): the
+    motion's information on the parameters, for the confounding analysis
     """
 
     x: np.ndarray
@@ -46,6 +52,17 @@ class LeastSquares:
     weights: np.ndarray
     sigma2: float
     correlation_time: float = 1.0
+    cov: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    r_factor: np.ndarray | None = None
+
+    @property
+    def correlation(self) -> np.ndarray:
+        """Correlation matrix of the estimate ``(k, k)`` (NaN where not excited)."""
+        cov = self.cov if self.cov is not None else np.diag(self.std**2)
+        d = np.sqrt(np.diag(cov))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return cov / np.outer(d, d)
 
 
 def autocorrelation_time(x: np.ndarray, c: float = 5.0) -> float:
@@ -193,11 +210,10 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     taus = np.array([autocorrelation_time(res[joint == j]) if counts[j] else 1.0 for j in range(n_joints)])
     corr_time = float(np.sum(taus * counts) / max(counts.sum(), 1))
     Rinv = _upper_solve(R, np.eye(r))
-    cov_diag = corr_time * sigma2 * np.sum(Rinv**2, axis=1)
-    std = np.full(k, np.nan)
-    std[piv[:r]] = np.sqrt(cov_diag) / scale[piv[:r]]
-    sv_scaled = np.linalg.svd(R, compute_uv=False)
-    cond_scaled = float(sv_scaled[0] / sv_scaled[-1]) if sv_scaled[-1] > 0 else float("inf")
+    sel = piv[:r]
+    cov = np.full((k, k), np.nan)
+    cov[np.ix_(sel, sel)] = corr_time * sigma2 * (Rinv @ Rinv.T) / np.outer(scale[sel], scale[sel])
+    std = np.sqrt(np.diag(cov))
     # raw (unweighted, unscaled) condition number: W = Q0 R0 diag(1/scale)^-1, so the singular values of
     # W[:, S] are those of R0[:, S] * scale[S] — no further QR of the tall matrix when a solve was unweighted
     if R_unweighted is not None:
@@ -206,7 +222,11 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         R_raw = np.linalg.qr(W[:, excited], mode="r")
     sv = np.linalg.svd(R_raw, compute_uv=False)
     cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+    # unit columns, unweighted: depends on the motion only (torque weights would make it depend on the data)
+    sv_unit = np.linalg.svd(R_raw / scale[excited], compute_uv=False)
+    cond_scaled = float(sv_unit[0] / sv_unit[-1]) if sv_unit[-1] > 0 else float("inf")
     return LeastSquares(x=z / scale, std=std, excited=excited, rank=r, condition_number=cond,
-                        condition_number_scaled=cond_scaled, weights=w, sigma2=sigma2, correlation_time=corr_time)
+                        condition_number_scaled=cond_scaled, weights=w, sigma2=sigma2, correlation_time=corr_time,
+                        cov=cov, scale=scale, r_factor=R_raw)
 
 

@@ -53,6 +53,8 @@ class Parameter:
     role : {"dynamic", "payload", "constant"}
         ``dynamic``: identified from an ordinary run. ``payload``: a payload coefficient (L², g·L, ...)
         that only a run with a known payload can identify. ``constant``: a user constant, never fitted.
+    positive : bool
+        Physically a mass or an inertia about an axis: a value ``<= 0`` is impossible (the verdict fails).
     """
 
     name: str
@@ -60,6 +62,7 @@ class Parameter:
     description: str
     slot: int
     role: str = "dynamic"
+    positive: bool = False
 
     def __post_init__(self) -> None:
         if self.role not in ("dynamic", "payload", "constant"):

@@ -454,20 +454,20 @@ def _parameters(four_axis: bool) -> tuple[Parameter, ...]:
     unused = "" if four_axis else " — 4-axis only: unused by delta3 (constant, no effect)"
     role4 = "dynamic" if four_axis else "constant"
     return (
-        Parameter("Theta_AB", "kg m^2", "upper arm AB inertia about its motor axis, incl. reflected motor/gear", 1),
+        Parameter("Theta_AB", "kg m^2", "upper arm AB inertia about its motor axis, incl. reflected motor/gear", 1, positive=True),
         Parameter("g*L_AB*M_AB", "N m", "upper arm gravity moment: g x mass x distance motor axis to its centre of "
                   "mass (holding torque -p2*cos q)", 2),
-        Parameter("M_BC", "kg", "mass of one forearm (parallelogram rod pair BC)", 3),
+        Parameter("M_BC", "kg", "mass of one forearm (parallelogram rod pair BC)", 3, positive=True),
         Parameter("Theta_BC", "kg m^2", "forearm (rod pair) inertia about its centre of mass, perpendicular to the "
-                  "rods", 4),
-        Parameter("M_P", "kg", "travelling plate mass (everything translating with the plate)", 5),
+                  "rods", 4, positive=True),
+        Parameter("M_P", "kg", "travelling plate mass (everything translating with the plate)", 5, positive=True),
         Parameter("M_T", "kg", "telescopic shaft: mass riding with its lower joint on the plate (interpretation: "
-                  "structurally the same column as M_P)" + unused, 6, role=role4),
+                  "structurally the same column as M_P)" + unused, 6, role=role4, positive=True),
         Parameter("Theta_T", "kg m^2", "telescopic shaft tilting inertia (interpretation: of the part turning about "
                   "the upper joint, about that joint, plus the sliding part about its centre of mass; perpendicular "
-                  "to the shaft)" + unused, 7, role=role4),
+                  "to the shaft)" + unused, 7, role=role4, positive=True),
         Parameter("Theta_Tphi", "kg m^2", "inertia about the 4th (rotation) axis phi: motor, shaft spin, tool flange"
-                  + unused, 8, role=role4),
+                  + unused, 8, role=role4, positive=True),
         Parameter("L_TO", "m", "telescope upper joint distance below the base origin O (geometry: a constant, "
                   "enters the Theta_T column through the configuration, its own column is zero)" + unused, 9,
                   role="constant"),

@@ -63,18 +63,18 @@ def _params() -> tuple[Parameter, ...]:
                   role="payload"),
         Parameter("J_Y", "kg m^2", "inertia about the vertical (yaw) axis of the parts turning with axis 1 only, "
                   "incl. the reflected motor, plus the shoulder housing's inertia perpendicular to the pitch axis "
-                  + _GAP, 6),
+                  + _GAP, 6, positive=True),
         Parameter("J_S", "kg m^2", "shoulder housing (body of revolution about the pitch axis) inertia about the "
-                  "pitch axis, incl. the reflected motor of axis 2 " + _GAP, 7),
+                  "pitch axis, incl. the reflected motor of axis 2 " + _GAP, 7, positive=True),
         Parameter("M_A", "kg", "radial arm mass (everything moving with axis 3 except the payload, incl. the roll "
-                  "flange) " + _GAP, 8),
+                  "flange) " + _GAP, 8, positive=True),
         Parameter("M_A*D_A", "kg m", "radial arm first moment: M_A x distance from the flange back to the arm's "
                   "centre of mass " + _GAP, 9),
         Parameter("J_AF", "kg m^2", "radial arm inertia perpendicular to the radial axis about the flange point "
-                  "(= about its centre of mass + M_A*D_A^2) " + _GAP, 10),
+                  "(= about its centre of mass + M_A*D_A^2) " + _GAP, 10, positive=True),
         Parameter("J_AX", "kg m^2", "radial arm inertia about the radial axis (not turning with the roll) " + _GAP,
-                  11),
-        Parameter("J_R", "kg m^2", "roll flange inertia about the roll axis (same column as IR) " + _GAP, 12),
+                  11, positive=True),
+        Parameter("J_R", "kg m^2", "roll flange inertia about the roll axis (same column as IR) " + _GAP, 12, positive=True),
     )
 
 

@@ -117,16 +117,16 @@ class _Scara(DynamicModel):
                                                         ("rotary", "rotary", "linear", "rotary")))
         self.parameters = (
             Parameter("L1^2*M2+I1", "kg m^2", "inertia about axis 1 of link 1 (I1, incl. motor 1) plus L1^2 x "
-                      "mass of link 2", 1),
-            Parameter("A2^2*M2+I2", "kg m^2", "inertia of link 2 about axis 2 (M2 at distance A2, I2 about its COM)", 2),
-            Parameter("J2", "kg m^2", "inertia seen only by axis 2 (reflected rotor of motor 2)", 3),
+                      "mass of link 2", 1, positive=True),
+            Parameter("A2^2*M2+I2", "kg m^2", "inertia of link 2 about axis 2 (M2 at distance A2, I2 about its COM)", 2, positive=True),
+            Parameter("J2", "kg m^2", "inertia seen only by axis 2 (reflected rotor of motor 2)", 3, positive=True),
             Parameter("L1*A2*M2", "kg m^2", "link 1 length x COM distance of link 2 x mass of link 2", 4),
-            Parameter("M3", "kg", "mass moving vertically (shaft and flange)", 5),
+            Parameter("M3", "kg", "mass moving vertically (shaft and flange)", 5, positive=True),
             Parameter("g*M3", "N", "weight of the vertically moving mass", 6),
-            Parameter("I4", "kg m^2", "inertia about the tool axis of what turns with the tool", 7),
+            Parameter("I4", "kg m^2", "inertia about the tool axis of what turns with the tool", 7, positive=True),
             Parameter("J4", "kg m^2", "inertia seen only by axis 4 (reflected rotor of motor 4)"
                       + ("" if self.n_axes == 4 else "; no axis 4 on a 3-axis SCARA: held at 0"), 8,
-                      role="dynamic" if self.n_axes == 4 else "constant"),
+                      role="dynamic" if self.n_axes == 4 else "constant", positive=True),
         )
 
     def _regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ class _SingleAxis(DynamicModel):
 
 # ---------------------------------------------------------------------------- rotary
 
-_I = Parameter("I", "kg m^2", "total inertia of the moved part about the axis", 1)
+_I = Parameter("I", "kg m^2", "total inertia of the moved part about the axis", 1, positive=True)
 _L2 = Parameter("L^2", "m^2", "squared crank length, axis to payload", 2, role="payload")
 
 
@@ -116,7 +116,7 @@ class Rotary3(_SingleAxis):
 
 # ---------------------------------------------------------------------------- linear
 
-_M = Parameter("M", "kg", "total moved mass", 1)
+_M = Parameter("M", "kg", "total moved mass", 1, positive=True)
 
 
 @register_model

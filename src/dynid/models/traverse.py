@@ -71,13 +71,13 @@ class Traverse(DynamicModel):
         names = self._joint_names(["A1", "A2", "A3", "A4"])
         self.joints = tuple(Joint(n, k) for n, k in zip(names, ("linear", "rotary", "linear", "rotary")))
         self.parameters = (
-            Parameter("M1+M2", "kg", "mass of carriage and arm", 1),
+            Parameter("M1+M2", "kg", "mass of carriage and arm", 1, positive=True),
             Parameter("A2*M2", "kg m", "arm mass x distance from the theta axis to its COM", 2),
-            Parameter("A2^2*M2+I2", "kg m^2", "arm inertia about the theta axis", 3),
-            Parameter("M3", "kg", "mass moving vertically (z axis and tool)", 4),
+            Parameter("A2^2*M2+I2", "kg m^2", "arm inertia about the theta axis", 3, positive=True),
+            Parameter("M3", "kg", "mass moving vertically (z axis and tool)", 4, positive=True),
             Parameter("g*M3", "N", "weight of the vertically moving mass", 5),
-            Parameter("I4", "kg m^2", "inertia about the tool axis of what turns with the tool", 6),
-            Parameter("J4", "kg m^2", "inertia seen only by phi (reflected rotor of motor 4)", 7),
+            Parameter("I4", "kg m^2", "inertia about the tool axis of what turns with the tool", 6, positive=True),
+            Parameter("J4", "kg m^2", "inertia seen only by phi (reflected rotor of motor 4)", 7, positive=True),
         )
 
     def _regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
