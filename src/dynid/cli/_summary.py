@@ -6,13 +6,13 @@ import numpy as np
 
 from ..identification.pipeline import Identification
 from ..units import velocity_unit
-from ._common import fmt, table
+from ._common import fmt, style, table
 
 
 def identification(ident: Identification, element: str, source: str) -> str:
     plant, cond, err = ident.plant, ident.cond, ident.errors
     model = plant.model
-    verdict = "SUCCEEDED" if ident.success else "FAILED"
+    verdict = style("SUCCEEDED", "success") if ident.success else style("FAILED", "failure")
     out = [f"{model.name} ({model.title}) on {source}: identification {verdict} for {element}",
            f"  {ident.message}", ""]
     rows = []
@@ -34,6 +34,8 @@ def identification(ident: Identification, element: str, source: str) -> str:
     combos = [(e) for e, i in zip(ident.base.expressions(), ident.base.independent) if e != plant.param_names[i]]
     if combos:
         out.append("base parameters (identified combinations): " + "; ".join(combos))
+    for c in ident.confounded:
+        out.append(f"confounded: {c.text}")
     for k, d in ident.derived.items():
         out.append(f"derived: {k} = {fmt(d['value'], 6)} {d['unit']} ({d['description']})")
     for note in ident.notes:
@@ -41,7 +43,11 @@ def identification(ident: Identification, element: str, source: str) -> str:
     out.append("")
     if ident.diagnostics:
         out.append("diagnostics:")
-        out += [f"  [{d.severity}] {d.message}" for d in ident.diagnostics]
+        order = {"error": 0, "warning": 1, "info": 2}
+        for d in sorted(ident.diagnostics, key=lambda d: order.get(d.severity, 3)):
+            out.append(f"  {style(f'[{d.severity}]', d.severity)} {d.message}")
+            if d.next_step:
+                out.append(f"      next: {d.next_step}")
     else:
         out.append("diagnostics: none — the motion and the fit look sound")
     return "\n".join(out)

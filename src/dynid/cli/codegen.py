@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from ..fitted import load
-from ._common import EXIT_OK, add_result_argument, print_json
+from ._common import EXIT_OK, Progress, RawDescriptionHelpFormatter, add_result_argument, print_json
 
 DESCRIPTION = """\
-Generate the torque of an identified model (RESULT.json: identified parameters, payload, friction and
-actuator terms, coupled motors; joint side, SI) as source code for a controller, with common
+Generate the torque of an identified model (RESULT.json: identified parameters, payload, friction
+and actuator terms, coupled motors; joint side, SI) as source code for a controller, with common
 sub-expressions (SymPy's cse and printers):
-  c       <name>.c + <name>.h: void dynid_torque(const double *q, const double *dq, const double *ddq,
-          double *tau) and dynid_rigid_body_torque (without friction); C99, no allocation, no state
+  c       <name>.c + <name>.h: void dynid_torque(const double *q, const double *dq,
+          const double *ddq, double *tau) and dynid_rigid_body_torque (without friction); C99,
+          no allocation, no state
   st      IEC 61131-3 FUNCTION_BLOCK DYNID_TORQUE (q, dq, ddq : ARRAY[1..n] OF LREAL -> tau)
   python  a numpy module with torque(q, dq, ddq) for (n,) or (N, n) arrays
 Models: serial (URDF/DH) and the catalogue models dynid derives (see 'dynid derive --help').
@@ -23,7 +23,7 @@ Needs the extra 'symbolic' (SymPy).
 
 def add_parser(sub) -> None:
     p = sub.add_parser("codegen", help="generate C / Structured Text / Python of an identified model",
-                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=DESCRIPTION, formatter_class=RawDescriptionHelpFormatter,
                        epilog="example:\n  dynid codegen result/result.json --lang c --out controller/")
     add_result_argument(p)
     p.add_argument("--lang", choices=("c", "st", "python"), required=True, help="output language")
@@ -37,9 +37,13 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..symbolic import generate_code
 
+    progress = Progress("codegen", quiet=args.json)
+    progress(f"generating {args.lang}", 0.0)
     fitted = load(args.result)
     code = generate_code(fitted, args.lang, name=args.name)
+    progress("writing", 0.9)
     paths = code.write(args.out)
+    progress.close()
     summary = {"lang": code.lang, "files": [str(p) for p in paths], "joints": code.n_joints,
                "operations": code.operations, "common_subexpressions": code.intermediates, "time_s": code.time_s}
     if args.json:

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from .._atomic import atomic_write_bytes
-from ._common import EXIT_OK, print_json
+from .._atomic import commit_files
+from ._common import EXIT_OK, Progress, RawDescriptionHelpFormatter, print_json
 
 DESCRIPTION = """\
-Derive the closed-form dynamic model of a robot from its geometry: torques, mass matrix D_ij, the
-velocity-product coefficients D_ijk (tau_i = sum_j D_ij ddq_j + sum_jk D_ijk dq_j dq_k + D_i), gravity
-D_i, the regressor and the base-parameter combinations, as expressions in q1..qn, dq1..dqn, ddq1..ddqn,
-g and the model's parameters p1..pP (the order of 'parameters'). Models: serial (--urdf, or a DH table in
---config) and the catalogue models with a physical chain (rotary1-3, linear1-3, traverse, scara3/4, written
-in their catalogue parameters). --numeric substitutes the URDF's inertias (or the configuration's
-'parameters'). Needs the extra 'symbolic' (SymPy).
+Derive the closed-form dynamic model of a robot from its geometry: torques, mass matrix D_ij,
+the velocity-product coefficients D_ijk (tau_i = sum_j D_ij ddq_j + sum_jk D_ijk dq_j dq_k + D_i),
+gravity D_i, the regressor and the base-parameter combinations, as expressions in q1..qn, dq1..dqn,
+ddq1..ddqn, g and the model's parameters p1..pP (the order of 'parameters'). Models: serial (--urdf,
+or a DH table in --config) and the catalogue models with a physical chain (rotary1-3, linear1-3,
+traverse, scara3/4, written in their catalogue parameters). --numeric substitutes the URDF's
+inertias (or the configuration's 'parameters'). Needs the extra 'symbolic' (SymPy).
 """
 
 EPILOG = """\
@@ -28,7 +27,7 @@ examples:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("derive", help="closed-form model by Lagrange or Newton-Euler (SymPy)", description=DESCRIPTION,
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=EPILOG, formatter_class=RawDescriptionHelpFormatter)
     p.add_argument("--model", metavar="NAME", help="model name (default: serial when --urdf is given)")
     p.add_argument("--config", metavar="FILE", help="model configuration (JSON, YAML or TOML)")
     p.add_argument("--urdf", metavar="FILE", help="URDF of the robot (model 'serial')")
@@ -61,14 +60,18 @@ def run(args) -> int:
     from ..symbolic import derive
     from pathlib import Path
 
+    progress = Progress("derive", quiet=args.json)
+    progress("building the model", 0.0)
     model = _build(args)
+    progress(f"deriving ({args.method})", 0.1)
     d = derive(model, method=args.method, numeric=args.numeric)
     data = d.to_json()
     if args.out:
+        progress("writing", 0.9)
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(out / "derivation.md", d.to_markdown().encode())
-        atomic_write_bytes(out / "derivation.json", (json.dumps(data, indent=1) + "\n").encode())
+        commit_files({out / "derivation.md": d.to_markdown().encode(),
+                      out / "derivation.json": (json.dumps(data, indent=1) + "\n").encode()})
+    progress.close()
     if args.json:
         print_json(data)
         return EXIT_OK

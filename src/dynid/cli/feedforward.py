@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from .._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
 from .._json import jsonable
 from ..fitted import load
-from ._common import EXIT_OK, add_result_argument, parse_floats, print_json
+from ._common import EXIT_OK, Progress, add_result_argument, parse_floats, print_json, warn
 
 
 def add_parser(sub) -> None:
@@ -46,6 +47,8 @@ def run(args) -> int:
     from ..runtime.feedforward import FeedForward, feedforward_batch
     from ..runtime.drive_units import permille_from_torque_factor
 
+    progress = Progress("feedforward", quiet=args.json)
+    progress(f"reading {Path(args.trajectory).name}", 0.0)
     ident = load(args.result)
     model = ident.model
     n = model.n_joints
@@ -63,6 +66,7 @@ def run(args) -> int:
         raise ConfigError(f"--delay must be >= 0 cycles, got {args.delay}")
     ff = FeedForward.from_result(ident, delay_cycles=args.delay, torque_threshold=thr, clamp=not args.no_clamp,
                                  payload_mass=args.payload_mass, payload_inertia=args.payload_inertia)
+    progress("additive torque", 0.4)
     z = np.zeros(n)
     batch = feedforward_batch(ff, q, qd, qdd, prefill=ff.torque(q[0], z, z))
     names = ["t"] + [f"taddcmd{j + 1}" for j in range(n)] + [f"exceeded{j + 1}" for j in range(n)]
@@ -81,10 +85,12 @@ def run(args) -> int:
             saturated[j] = int(s.sum())
         names += [f"permille{j + 1}" for j in range(n)]
         cols.append(pm)
+    progress("writing", 0.8)
     text = (",".join(names) + "\n").encode() + format_rows(np.hstack(cols))
     if args.out:
         atomic_write_bytes(args.out, text)
-    elif not args.json:
+    progress.close()
+    if not args.out and not args.json:
         sys.stdout.write(text.decode())
     summary = {"joints": [j.name for j in model.joints], "rows": int(rec.n_samples), "sample_period_s": dt,
                "delay_cycles": ff.delay_cycles, "torque_threshold": ff.torque_threshold,
@@ -95,7 +101,6 @@ def run(args) -> int:
     if args.json:
         print_json(jsonable(summary))
     elif np.any(batch.n_exceeded):
-        sys.stderr.write("dynid: warning: TorqueThreshold exceeded on "
-                         + ", ".join(f"{model.joints[j].name} ({int(c)} cycles)"
-                                     for j, c in enumerate(batch.n_exceeded) if c) + "\n")
+        warn("TorqueThreshold exceeded on " + ", ".join(f"{model.joints[j].name} ({int(c)} cycles)"
+                                                         for j, c in enumerate(batch.n_exceeded) if c))
     return EXIT_OK

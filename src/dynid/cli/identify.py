@@ -14,7 +14,7 @@ from ..identification.identifier import Identifier
 from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _summary
-from ._common import EXIT_FAILED, EXIT_OK, Progress, parse_floats, print_json
+from ._common import EXIT_FAILED, EXIT_OK, HelpFormatter, Progress, parse_floats, print_json
 
 
 def add_common_model_args(p: argparse.ArgumentParser) -> None:
@@ -30,8 +30,8 @@ def add_parser(sub) -> None:
         description="Identify the dynamic parameters of a model from a recording (CSV/NPZ/Parquet with t, q1.., "
                     "tau1.., optional dq.., ddq..). Writes IDNT<group>.PRG (softMC parameter program), "
                     "IDNT<group>.REC (record of the identification data) and result.json into --out. "
-                    "Exit status 1 when the fit fails softMC's 50 %% rule.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                    "Exit status 1 when the fit fails softMC's 50 % rule.",
+        formatter_class=HelpFormatter)
     p.add_argument("recording", metavar="REC", help="recording file")
     add_common_model_args(p)
     p.add_argument("--cutoff", type=_cutoff, metavar="HZ|auto", help="low-pass cutoff (default: 20 x the motion "
@@ -55,7 +55,8 @@ def add_parser(sub) -> None:
     p.add_argument("--upper-threshold", metavar="V[,V..]",
                    help="also drop samples faster than this per joint (softMC's second threshold, semi-static models)")
     p.add_argument("--upper-fraction", type=float, metavar="F",
-                   help="upper threshold as a fraction of each joint's peak velocity (puma-gravity default 0.5)")
+                   help="upper threshold as a fraction of each joint's peak velocity (default: none; 0.5 for "
+                        "puma-gravity)")
     p.add_argument("--weighting", choices=WEIGHTINGS, default="residual_std", help="per-joint weighting of the fit")
     p.add_argument("--allowed", type=float, default=50.0, metavar="PCT", help="success threshold on the max relative error [%%]")
     p.add_argument("--trim", type=int, metavar="N", help="samples dropped at each end (default: 2 cutoff periods)")
@@ -99,13 +100,14 @@ def estimator(args) -> Identifier:
 
 def run(args) -> int:
     est = estimator(args)
-    progress = Progress("payload" if args.payload_of else "identify", quiet=args.quiet or args.json)
-    est.fit(args.recording, progress=progress)
-    progress.close()
     source = {"recording": str(Path(args.recording).resolve()), "units": args.units}
     if args.payload_of:
         source["payload_of"] = str(Path(args.payload_of).resolve())
-    written = est.write(args.out, source=source, report=not args.no_report)
+    with Progress("payload" if args.payload_of else "identify", quiet=args.quiet or args.json) as progress:
+        progress(f"reading {Path(args.recording).name}", 0.0)  # drawn before the (long) read of the recording
+        est.fit(args.recording, progress=progress.part(0.05, 0.85))
+        progress("writing outputs" if args.no_report else "writing outputs and report", 0.85)
+        written = est.write(args.out, source=source, report=not args.no_report)
     if args.json:  # what was written, to the byte
         print_json(json.loads(written["result.json"].read_text(encoding="utf-8")))
     else:

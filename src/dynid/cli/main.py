@@ -34,11 +34,15 @@ def _subcommands(only: str | None = None):
             yield importlib.import_module(full)
 
 DESCRIPTION = """\
-dynid: robot inverse dynamic models — identify a robot's dynamic parameters from a recorded motion,
-validate them, and write softMC-compatible parameter programs (IDNT<group>.PRG).
+dynid: robot inverse dynamic models — identify a robot's dynamic parameters from a recorded
+motion, validate them, and write softMC-compatible parameter programs (IDNT<group>.PRG).
 
 Exit status: 0 success, 1 identification ran but failed its success criterion (50 % rule),
-2 usage or input error.
+2 usage or input error, 141 standard output closed early by its reader (e.g. piped into head),
+as for a process ended by SIGPIPE.
+
+On a terminal, progress bars and colours are shown (drawn with 'rich' when the extra 'terminal' is
+installed); with NO_COLOR set there are no colours, and piped output is plain text.
 """
 
 EPILOG = """\
@@ -54,7 +58,7 @@ run 'dynid <command> --help' for the options of a command.
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # usage errors: exit 2 with one line, as argparse does
         self.print_usage(sys.stderr)
-        self.exit(2, f"dynid: error: {message}\n")
+        self.exit(2, f"dynid: {_common.style('error:', 'error', sys.stderr)} {message}\n")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -66,11 +70,27 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_Parser)
     for mod in _subcommands(only):
         mod.add_parser(sub)
+    parser.commands = sub.choices  # name -> parser of each subcommand (their output options are checked)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (also used by the tests in-process)."""
+    """Run the command line; returns the exit status (also used by the tests in-process).
+
+    A reader that closes standard output early (``dynid models | head -1``) ends the command with
+    status 141 (:data:`~dynid.cli._common.EXIT_PIPE`) and no traceback, as the Python documentation
+    recommends (the rest of the output goes to the null device).
+    """
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here rather than at the interpreter's exit
+    except BrokenPipeError:
+        return _common.stdout_closed()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     first = argv[0] if argv else None
     parser = build_parser(first if first in SUBCOMMAND_MODULES else None)
@@ -79,12 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return _common.EXIT_USAGE
     try:
+        _common.check_outputs(args, parser.commands[args.command])  # before any long work
         return int(args.run(args))
+    except BrokenPipeError:
+        raise
     except KeyboardInterrupt:
+        _common.close_progress()
         sys.stderr.write("dynid: interrupted; no output files were written\n")
         return 130
     except Exception as err:  # every failure ends as one line and exit status 2
         return _common.fail(err, debug=getattr(args, "debug", False))
+    finally:
+        _common.close_progress()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ConfigError, FileFormatError
 from .._json import jsonable
 from ..fitted import load
-from ._common import EXIT_OK, add_result_argument, parse_floats, print_json, table
+from ._common import EXIT_OK, Progress, add_result_argument, parse_floats, print_json, table
 
 
 def add_parser(sub) -> None:
@@ -92,10 +92,13 @@ def run(args) -> int:
     from ..runtime.collision import replay
     from ..runtime.feedforward import FeedForward, feedforward_batch
 
+    progress = Progress("monitor", quiet=args.json)
+    progress("thresholds", 0.0)
     ident = load(args.result)
     model = ident.model
     n = model.n_joints
     monitor, info = _monitor(args, ident, n)
+    progress(f"reading {Path(args.recording).name}", 0.2)
     log = read_controller_log(args.recording, n_joints=n, joint_kinds=model.joint_kinds, units=args.units)
     rec = log.recording
     d = args.delay
@@ -117,7 +120,9 @@ def run(args) -> int:
     v_cmd = None
     if vcmd is not None:
         v_cmd = np.vstack([np.repeat(vcmd[:1], d, axis=0), vcmd[: vcmd.shape[0] - d]]) if d else vcmd
+    progress("replaying the detector", 0.6)
     rep = replay(monitor, rec.t, tadd, rec.tau, v, v_cmd)
+    progress.close()
     delay_est = None
     if all(log.get(k) is not None for k in ("pcmd", "vcmd", "acmd")) and rec.n_samples > 40:
         from ..runtime.feedforward import estimate_delay_cycles

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from ..io._fastcsv import format_rows
 from ..io.readers import read_recording
 from .._json import jsonable
 from ..fitted import load
-from ._common import EXIT_OK, add_result_argument, print_json, table
+from ._common import EXIT_OK, Progress, add_result_argument, print_json, table
 
 
 def add_parser(sub) -> None:
@@ -28,27 +29,34 @@ def add_parser(sub) -> None:
     p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
     p.add_argument("--json", action="store_true", help="print the validation errors as JSON")
     p.add_argument("--report", metavar="FILE", help="also write an HTML validation report (errors per axis, "
-                   "measured vs predicted torque, and the identification report of RESULT.json)")
+                   "measured vs predicted torque, and the identification report of RESULT.json); its data are "
+                   "kept beside it (FILE's stem + .validation.npz), so 'dynid report' re-renders it whole")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    fitted = load(args.result)
-    model = fitted.model
-    rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=args.units,
-                         require_tau=False, transmission=model.config.transmission)
-    pred = fitted.predict(rec)
-    if args.report:
-        from ..report import write_validation_report
+    with Progress("predict", quiet=args.quiet or args.json) as progress:
+        progress(f"reading {Path(args.recording).name}", 0.0)
+        fitted = load(args.result)
+        model = fitted.model
+        rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds,
+                             units=args.units, require_tau=False, transmission=model.config.transmission)
+        progress("model torque", 0.4)
+        pred = fitted.predict(rec)
+        if args.report:
+            from ..report import write_validation_report
 
-        write_validation_report(args.result, pred, args.report, source=args.recording)
-    n = model.n_joints
-    text = (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode() + format_rows(
-        np.column_stack([pred.t, pred.tau]))
-    if args.out:
-        atomic_write_bytes(args.out, text)
-    elif not args.json:
+            progress("validation report", 0.7)
+            write_validation_report(args.result, pred, args.report, source=args.recording)
+        progress("writing the torques", 0.85)
+        n = model.n_joints
+        text = (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode() + format_rows(
+            np.column_stack([pred.t, pred.tau]))
+        if args.out:
+            atomic_write_bytes(args.out, text)
+    if not args.out and not args.json:
         sys.stdout.write(text.decode())
     report = None
     if pred.measured is not None:

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import argparse
+from pathlib import Path
 
-from ._common import EXIT_OK
+from ._common import EXIT_OK, HelpFormatter, check_output
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "report", help="write the HTML report of an identification (and PNG figures)",
         description="Render report.html for a folder written by 'dynid identify' (result.json and IDNT<group>.REC; "
-                    "nothing else is read): pass/fail banner, diagnostics with their evidence plots, parameters, "
-                    "per-axis torque, velocity, friction and position plots, conditioning facts. The page is one "
-                    "self-contained file (figures embedded, nothing loaded at view time) and prints on A4.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                    "nothing else but a stored validation is read): pass/fail banner, diagnostics with their "
+                    "evidence plots, parameters, per-axis torque, velocity, friction and position plots, "
+                    "conditioning facts. The page is one self-contained file (figures embedded, nothing loaded at "
+                    "view time) and prints on A4. A validation section that 'dynid predict --report' or "
+                    "'dynid demo' put into the same file is kept (its data are stored beside it, "
+                    "<report>.validation.npz).",
+        formatter_class=HelpFormatter)
     p.add_argument("result", metavar="RESULT_DIR", help="folder written by 'dynid identify' (or its result.json)")
     p.add_argument("--out", metavar="FILE", help="report file (default: RESULT_DIR/report.html)")
     p.add_argument("--figures", metavar="DIR", help="also write every figure as PNG into DIR (needs the extra "
@@ -25,8 +28,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..report import write_report
+    from ..report import REPORT_NAME, write_report
 
+    if args.out is None:  # the default report file is written into the result folder: it must be writable
+        folder = Path(args.result) if Path(args.result).is_dir() else Path(args.result).parent
+        check_output(folder / REPORT_NAME, kind="file", option="--out")
     path = write_report(args.result, args.figures, out=args.out)
     if not args.quiet:
         print(path)

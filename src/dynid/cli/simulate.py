@@ -9,7 +9,7 @@ from pathlib import Path
 from .._atomic import commit_files
 from ..io._fastcsv import format_rows
 from .._json import jsonable
-from ._common import EXIT_OK, print_json, table
+from ._common import EXIT_OK, Progress, print_json, table
 
 
 def add_parser(sub) -> None:
@@ -50,7 +50,10 @@ def run(args) -> int:
 
             raise ConfigError("--model-error applies to the move scenarios (scara-move, delta-move, puma-hold)")
         kwargs["model_error"] = args.model_error
+    progress = Progress("simulate", quiet=args.json)
+    progress(f"scenario {args.scenario}: identification and servo runs", 0.0)
     res = run_scenario(args.scenario, seed=args.seed, **kwargs)
+    progress("writing", 0.9)
     data = jsonable(res.to_dict())
     files: dict[Path, bytes] = {}
     if args.plot:
@@ -81,6 +84,7 @@ def run(args) -> int:
         files = {p: b for p, b in files.items() if p.parent != out}
     if files:
         commit_files(files)
+    progress.close()
     if args.json:
         print_json(data)
     else:

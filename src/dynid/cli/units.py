@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .._json import jsonable
-from ._common import EXIT_OK, parse_floats, print_json, table
+from ._common import EXIT_OK, parse_floats, print_json, table, warn
 
 KINDS = ("rotary", "screw", "pulley", "linear-motor")
 
@@ -127,7 +127,7 @@ def run(args) -> int:
         print_json(jsonable(res))
         return EXIT_OK
     for msg in notes:
-        sys.stderr.write(f"dynid: warning: {msg}\n")
+        warn(msg)
     unit = res["torque_unit"]
     rows = [("TorqueFactor", f"{tfac:.9g}", f"raw current units per {unit}", res["formula"]),
             ("TorqueThreshold (MICONT)", f"{res['torque_threshold_continuous']:.9g}", unit, "1000 / TFac")]
