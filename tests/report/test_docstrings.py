@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["dynid.report._spec", "dynid.report._svg", "dynid.report._report"]
+MODULES = ["dynid.report._spec", "dynid.report._svg", "dynid.report._report", "dynid.report._model",
+           "dynid.report._figures"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -6,7 +6,9 @@ from the three files ``dynid identify`` wrote.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -16,7 +18,7 @@ from ..errors import FileFormatError
 from ..fitted import read_result_json
 from ..io.rec import read_rec
 
-__all__ = ["ReportData", "Validation", "load_report_data"]
+__all__ = ["ReportData", "Validation", "UsedSamples", "load_report_data"]
 
 REQUIRED_KEYS = ("model", "joints", "parameters", "conditioning", "metrics")
 
@@ -116,12 +118,93 @@ class ReportData:
         return arr if arr.size == self.n_joints else np.resize(arr, self.n_joints)
 
     def moving(self) -> np.ndarray:
-        """Gated samples ``(N, n_joints)``: ``threshold < |vfb| (< upper threshold)``, as the fit used them."""
+        """Velocity-gated samples ``(N, n_joints)``: ``threshold < |vfb| (< upper threshold)``.
+
+        The fit also leaves out the windows around stick-slip reversals: :meth:`used` is what it used.
+        """
         v = np.abs(self.signals["vfb"])
         out = v > self.vector("conditioning", "velocity_threshold", 0.0)
         if self.result["conditioning"].get("upper_velocity_threshold") is not None:
             out &= v < self.vector("conditioning", "upper_velocity_threshold", np.inf)
         return out
+
+    def used(self) -> np.ndarray:
+        """Samples ``(N, n_joints)`` the fit and softMC's errors used (see :attr:`samples`)."""
+        return self.samples.used
+
+    @cached_property
+    def samples(self) -> "UsedSamples":
+        """Which REC samples the fit used and why the others were left out (needs the REC)."""
+        return UsedSamples.of(self)
+
+    @property
+    def diagnostics_detail(self) -> list[Mapping[str, Any]]:
+        """``metrics.diagnostics_detail`` as written (empty when absent)."""
+        return list(self.result.get("metrics", {}).get("diagnostics_detail") or [])
+
+
+@dataclass(frozen=True)
+class UsedSamples:
+    """Which samples of the REC the fit used, per joint, and why the others were left out.
+
+    The REC holds the trimmed record, and result.json the rules of the gating, so the exclusions are
+    recovered as conditioning made them (:mod:`dynid.signal.conditioning`, steps 4-6):
+
+    slow : (N, n_joints) bool
+        ``|vfb|`` below the velocity threshold (or above the upper threshold).
+    stick : (N, n_joints) bool
+        Within one filter length (``ceil(1 / (cutoff · Ts))`` samples) of a reversal where the joint
+        stuck; the stuck intervals are the ``stick_slip`` diagnostic's ``t_start``/``t_end``.
+    used : (N, n_joints) bool
+        Neither: the samples of the fit and of softMC's errors.
+    exact : (n_joints,) bool
+        ``used`` counts result.json's ``conditioning.moving_samples`` (False: some excluded window is
+        not recorded in the output files, e.g. beyond the 50 stick intervals the evidence lists).
+    trimmed : (int, int)
+        Samples dropped before the first and after the last REC sample (the filter's edge transient).
+    """
+
+    slow: np.ndarray
+    stick: np.ndarray
+    used: np.ndarray
+    exact: np.ndarray
+    trimmed: tuple[int, int] = (0, 0)
+
+    @classmethod
+    def of(cls, data: "ReportData") -> "UsedSamples":
+        """The used samples of a result folder with its REC."""
+        slow = ~data.moving()
+        stick = _stick_windows(data)
+        used = ~slow & ~stick
+        expected = data.vector("conditioning", "moving_samples")
+        exact = ~np.isfinite(expected) | (used.sum(axis=0) == expected)
+        c = data.result["conditioning"]
+        start = int(c.get("trim_samples") or 0)
+        raw, kept = c.get("raw_length"), c.get("data_length")
+        end = max(0, int(raw) - int(kept) - start) if raw is not None and kept is not None else 0
+        return cls(slow, stick, used, exact, (start, end))
+
+
+def _stick_windows(data: ReportData) -> np.ndarray:
+    """The samples conditioning left out around stuck reversals, ``(N, n_joints)``, from the ``stick_slip``
+    diagnostics' intervals widened by one filter length, as :func:`dynid.signal.conditioning._stick` does."""
+    t = data.t
+    out = np.zeros((t.size, data.n_joints), dtype=bool)
+    c = data.result["conditioning"]
+    cutoff, dt = c.get("cutoff_hz"), c.get("sample_period_s")
+    if not cutoff or not dt or t.size == 0:
+        return out
+    reach = int(math.ceil(1.0 / (cutoff * dt)))   # the same floats as conditioning, so the same count
+    for d in data.diagnostics_detail:
+        j = d.get("joint")
+        ev = d.get("evidence") or {}
+        if d.get("code") != "stick_slip" or not isinstance(j, int) or not 1 <= j <= data.n_joints:
+            continue
+        starts = np.searchsorted(t, np.asarray(ev.get("t_start") or [], dtype=float) - 0.5 * dt)
+        ends = np.searchsorted(t, np.asarray(ev.get("t_end") or [], dtype=float) + 0.5 * dt)
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            out[max(0, a - reach):b + reach, j - 1] = True
+    return out
 
 
 def load_report_data(path: str | Path) -> ReportData:

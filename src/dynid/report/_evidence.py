@@ -156,7 +156,7 @@ def _systematic(data, d, name):
         return None
     ev = d.get("evidence", {})
     feat = str(ev.get("feature", ""))
-    m = data.moving()[:, j]
+    m = data.used()[:, j]
     te = data.signals["te"][:, j]
     unit = torque_unit(data.joint_kinds[j])
     r2 = ev.get("r2")
@@ -245,7 +245,7 @@ def _noise(data, d, name):
     if j is None or not data.has_signals:
         return None
     t, s = data.t, data.signals
-    m = data.moving()[:, j]
+    m = data.used()[:, j]
     centre = int(np.flatnonzero(m)[m.sum() // 2]) if m.any() else t.size // 2
     w = slice(max(0, centre - 250), min(t.size, centre + 250))
     traces = (Trace("line", t[w], s["tfbRaw"][w, j], label="raw tfb", color=COLORS["raw"], width=1.0),

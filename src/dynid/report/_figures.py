@@ -16,10 +16,14 @@ from ._svg import MARGIN
 from ..units import force_unit, velocity_unit
 
 __all__ = ["axis_figures", "validation_figures", "task_space_figure", "torque_unit", "velocity_unit",
-           "position_display", "gated_spans", "measured_friction", "WIDE", "NARROW"]
+           "position_display", "gated_spans", "excluded_traces", "time_extent", "measured_friction",
+           "base_correlation", "correlated_pairs", "correlation_figure", "WIDE", "NARROW", "CORRELATION_LIMIT"]
 
 WIDE = 860
 NARROW = 430
+CORRELATION_LIMIT = 0.9
+"""Base parameters whose estimates correlate above this (in absolute value) are shown as poorly determined."""
+MAX_HEATMAP = 16
 
 
 def plot_px(width: int) -> int:
@@ -56,33 +60,77 @@ def measured_friction(data: ReportData) -> tuple[np.ndarray, FrictionCoefficient
     return coef.torque(s["vfb"], s["afb"]) - s["te"], coef
 
 
-def _torque_figure(data: ReportData, j: int, moving: np.ndarray) -> FigureSpec:
+def excluded_traces(data: ReportData, j: int, *, legend: bool = True, slow: bool = True) -> list[Trace]:
+    """Shaded time spans of joint ``j``'s samples the fit left out: below the velocity threshold (unless
+    ``slow`` is False), stick-slip windows, and the trimmed ends (outside the REC's samples; draw the
+    panel over :func:`time_extent` to show them)."""
+    ex, t = data.samples, data.t
+    out = []
+    if slow:
+        upper = data.result["conditioning"].get("upper_velocity_threshold") is not None
+        label = "not used: outside the velocity thresholds" if upper else "not used: |v| below the threshold"
+        out.append(Trace("vspans", gated_spans(t, ~ex.slow[:, j]), label=label if legend else None, color="#000000",
+                         opacity=0.07))
+    if ex.stick[:, j].any():
+        out.append(Trace("vspans", gated_spans(t, ~ex.stick[:, j]), color=COLORS["limit"], opacity=0.22,
+                         label="not used: stick-slip window" if legend else None))
+    lo, hi = time_extent(data)
+    spans = [s for s in ([lo, t[0]], [t[-1], hi]) if s[1] > s[0]]
+    if spans:
+        out.append(Trace("vspans", np.array(spans), label="trimmed (filter edge)" if legend else None,
+                         color=COLORS["accent"], opacity=0.3))
+    return out
+
+
+def time_extent(data: ReportData) -> tuple[float, float]:
+    """Time span [s] of the raw record: the REC's, widened by the samples trimmed at each end."""
+    a, b = data.samples.trimmed
+    dt = float(data.result["conditioning"].get("sample_period_s") or 0.0)
+    return float(data.t[0]) - a * dt, float(data.t[-1]) + b * dt
+
+
+def _excluded_note(data: ReportData, j: int) -> str:
+    ex = data.samples
+    if ex.exact[j]:
+        return ""
+    return (f" The shaded windows are recovered from result.json and the REC; they account for "
+            f"{int(ex.used[:, j].sum())} used samples where the fit counted "
+            f"{int(data.vector('conditioning', 'moving_samples')[j])}.")
+
+
+def _torque_figure(data: ReportData, j: int, used: np.ndarray) -> FigureSpec:
     s, t = data.signals, data.t
     name, kind = data.joint_names[j], data.joint_kinds[j]
     unit = torque_unit(kind)
     n = plot_px(WIDE)
-    m = moving[:, j]
+    m = used[:, j]
     allowed = float(data.result["metrics"].get("allowed", 0.5))
     ref = float(np.abs(s["tfb"][m, j]).max()) if m.any() else float(np.abs(s["tfb"][:, j]).max())
     mre = data.vector("metrics", "max_relative_error")[j]
-    spans = gated_spans(t, m)
-    top = Panel((Trace("vspans", spans, label="not used (|v| below threshold)", color="#000000", opacity=0.06),
+    every = float(np.abs(s["te"][:, j]).max()) / ref if ref > 0 else np.nan
+    title = f"error over the used samples: max {100 * mre:.2f} % of max |tfb| = {ref:.4g} {unit}"
+    if np.isfinite(every) and np.isfinite(mre) and every > 1.01 * mre:
+        title += f" (all samples: {100 * every:.2f} %)"
+    xlim = time_extent(data)
+    top = Panel((*excluded_traces(data, j),
                  Trace("line", *envelope(t, s["tfb"][:, j], n), label="measured tfb", color=COLORS["measured"], width=1.3),
                  Trace("line", *envelope(t, s["tcmd"][:, j], n), label="model tcmd", color=COLORS["model"], width=1.3)),
-                ylabel=f"torque [{unit}]", title="measured vs model torque", height=210)
-    bottom = Panel((Trace("vspans", spans, color="#000000", opacity=0.06),
+                ylabel=f"torque [{unit}]", title="measured vs model torque", height=210, xlim=xlim)
+    bottom = Panel((*excluded_traces(data, j, legend=False),
                     Trace("hline", y=[-allowed * ref, allowed * ref], label=f"{100 * allowed:.0f} % rule limit",
                           color=COLORS["threshold"], dash=True, width=1.2, autoscale=False),
                     Trace("line", *envelope(t, s["te"][:, j], n), label="error te = tcmd - tfb", color=COLORS["error"])),
-                   xlabel="time [s]", ylabel=f"te [{unit}]",
-                   title=f"torque error: max {100 * mre:.2f} % of max |tfb| = {ref:.4g} {unit}", height=190)
+                   xlabel="time [s]", ylabel=f"te [{unit}]", title=title, height=190, xlim=xlim)
     return FigureSpec(f"axis{j + 1}_torque", f"Axis {j + 1} ({name}): torque", (top, bottom),
                       caption="Measured (filtered) torque tfb and the identified model's torque tcmd over the record; "
-                              "below, their difference te with the band the 50 % rule allows. Grey: samples below the "
-                              "velocity threshold, which the fit and the errors leave out.")
+                              "below, their difference te with the band the 50 % rule allows. Shaded: samples the fit "
+                              "and the errors leave out (grey: below the velocity threshold; pink: around reversals "
+                              "where the joint stuck; blue, at the ends: trimmed for the filter's edge transient). "
+                              "The error in the title is over the used samples, as softMC's rule counts it; a spike "
+                              "inside a shaded window is not part of it." + _excluded_note(data, j))
 
 
-def _velocity_figure(data: ReportData, j: int, moving: np.ndarray) -> FigureSpec:
+def _velocity_figure(data: ReportData, j: int, used: np.ndarray) -> FigureSpec:
     s, t = data.signals, data.t
     name, kind = data.joint_names[j], data.joint_kinds[j]
     thr = data.vector("conditioning", "velocity_threshold", 0.0)[j]
@@ -93,20 +141,27 @@ def _velocity_figure(data: ReportData, j: int, moving: np.ndarray) -> FigureSpec
         u = data.vector("conditioning", "upper_velocity_threshold", np.inf)[j]
         if np.isfinite(u):
             traces.append(Trace("hline", y=[-u, u], label="upper threshold", color=COLORS["threshold"], dash=True))
-    traces.append(Trace("line", *envelope(t, s["vfb"][:, j], plot_px(WIDE)), label="velocity vfb", color=COLORS["model"]))
-    frac = moving[:, j].mean()
+    traces += excluded_traces(data, j, slow=False)
+    traces.append(Trace("line", *envelope(t, s["vfb"][:, j], plot_px(WIDE)), label="velocity vfb",
+                        color=COLORS["model"]))
+    n_used, n_all = int(used[:, j].sum()), used.shape[0]
+    n_moving = n_all - int(data.samples.slow[:, j].sum())
+    title = f"{n_used} of {n_all} samples ({100 * n_used / n_all:.0f} %) used by the fit"
+    if n_moving != n_used:
+        title += f"; {n_moving} above the threshold"
     return FigureSpec(f"axis{j + 1}_velocity", f"Axis {j + 1} ({name}): velocity and gating",
                       (Panel(tuple(traces), xlabel="time [s]", ylabel=f"velocity [{velocity_unit(kind)}]",
-                             title=f"{moving[:, j].sum()} of {moving.shape[0]} samples ({100 * frac:.0f} %) above "
-                                   "the threshold", height=200),),
+                             title=title, height=200, xlim=time_extent(data)),),
                       caption="Filtered velocity. Samples inside the shaded band are below the velocity threshold "
-                              "and are not used by the fit (friction is not defined near zero velocity).")
+                              "and are not used by the fit (friction is not defined near zero velocity); nor are the "
+                              "samples around a reversal where the joint stuck (pink, when any) and the ends trimmed "
+                              "for the filter (blue).")
 
 
-def _friction_figure(data: ReportData, j: int, moving: np.ndarray, friction) -> FigureSpec:
+def _friction_figure(data: ReportData, j: int, used: np.ndarray, friction) -> FigureSpec:
     s = data.signals
     name, kind = data.joint_names[j], data.joint_kinds[j]
-    m = moving[:, j]
+    m = used[:, j]
     v = s["vfb"][m, j]
     tu, vu = torque_unit(kind), velocity_unit(kind)
     if friction is not None:
@@ -163,10 +218,10 @@ def axis_figures(data: ReportData) -> list[list[FigureSpec]]:
     """Per joint: torque, velocity, friction and position figures (empty without the REC)."""
     if not data.has_signals:
         return []
-    moving = data.moving()
+    used = data.used()
     friction = measured_friction(data)
-    return [[_torque_figure(data, j, moving), _velocity_figure(data, j, moving),
-             _friction_figure(data, j, moving, friction), _position_figure(data, j)]
+    return [[_torque_figure(data, j, used), _velocity_figure(data, j, used),
+             _friction_figure(data, j, used, friction), _position_figure(data, j)]
             for j in range(data.n_joints)]
 
 
@@ -236,3 +291,64 @@ def validation_figures(data: ReportData, val: Validation) -> list[FigureSpec]:
                               caption="The identified model's torque for a motion it was not fitted on, against the "
                                       "measured (unfiltered) torque of that recording."))
     return out
+
+
+def base_correlation(data: ReportData) -> np.ndarray | None:
+    """result.json's ``base_parameters.correlation`` ``(n_base, n_base)`` (NaN where not estimated), or None
+    when it is absent or does not match the base parameters."""
+    base = data.result.get("base_parameters") or {}
+    corr, names = base.get("correlation"), base.get("names") or []
+    if not isinstance(corr, list) or not names:
+        return None
+    try:
+        c = np.array([[np.nan if v is None else float(v) for v in row] for row in corr], dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return c if c.shape == (len(names), len(names)) else None
+
+
+def correlated_pairs(corr: np.ndarray, limit: float = CORRELATION_LIMIT) -> list[tuple[int, int, float]]:
+    """Pairs ``(i, j, r)``, ``i < j``, whose correlation exceeds ``limit`` in absolute value, strongest first.
+
+    Examples
+    --------
+    >>> correlated_pairs(np.array([[1.0, -0.95, 0.2], [-0.95, 1.0, np.nan], [0.2, np.nan, 1.0]]))
+    [(0, 1, -0.95)]
+    """
+    i, j = np.triu_indices(corr.shape[0], 1)
+    r = corr[i, j]
+    keep = np.isfinite(r) & (np.abs(r) > limit)
+    out = [(int(a), int(b), float(v)) for a, b, v in zip(i[keep], j[keep], r[keep])]
+    return sorted(out, key=lambda x: -abs(x[2]))
+
+
+def correlation_figure(data: ReportData) -> FigureSpec | None:
+    """Heat-map of the correlations among the base parameters that correlate above
+    :data:`CORRELATION_LIMIT` with another (at most 16, the most correlated), or None when none does."""
+    corr = base_correlation(data)
+    if corr is None:
+        return None
+    pairs = correlated_pairs(corr)
+    if not pairs:
+        return None
+    worst: dict[int, float] = {}
+    for a, b, r in pairs:
+        for k in (a, b):
+            worst[k] = max(worst.get(k, 0.0), abs(r))
+    shown = sorted(sorted(worst, key=lambda k: -worst[k])[:MAX_HEATMAP])
+    names = data.result["base_parameters"]["names"]
+    labels = tuple(str(names[k])[:32] for k in shown)
+    cell = 30
+    left = 14 + 6.5 * max(len(f"{len(labels)} {s}") for s in labels)
+    width = int(max(360, left + cell * len(labels) + MARGIN["right"]))
+    panel = Panel((Trace("cells", corr[np.ix_(shown, shown)], labels=labels),),
+                  height=MARGIN["top"] + MARGIN["bottom"] + cell * len(labels), legend=False)
+    more = len(worst) - len(shown)
+    return FigureSpec("correlation", "Correlation of the poorly separated base parameters", (panel,),
+                      caption="Correlation between the estimates of the base parameters that correlate above "
+                              f"{CORRELATION_LIMIT:g} (in absolute value) with another; column k is row k. Red: the "
+                              "two estimates err the same way, blue: opposite ways; near ±1 the recording cannot tell "
+                              "them apart, only a combination of them."
+                              + (f" {more} more are left out." if more > 0 else ""),
+                      width=width)
+

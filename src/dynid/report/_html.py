@@ -1,4 +1,4 @@
-"""Assemble the self-contained report page: banner, diagnostics, validation, parameters, plots, facts.
+"""Assemble the self-contained report page: banner, next steps, diagnostics, validation, parameters, plots, facts.
 
 The page has no script and loads nothing: styles are inline and every figure is an SVG data URI in
 an ``<img>`` (so it can also be saved alone, and prints sharp).
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+import shlex
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
@@ -15,9 +16,12 @@ from urllib.parse import quote
 import numpy as np
 
 from .. import __version__
+from ..identification.diagnostics import MAX_CONDITION
 from ._data import ReportData, Validation
 from ._evidence import evidence_figure
-from ._figures import axis_figures, task_space_figure, torque_unit, validation_figures
+from ._figures import (CORRELATION_LIMIT, axis_figures, base_correlation, correlated_pairs, correlation_figure,
+                       task_space_figure, torque_unit, validation_figures)
+from ._model import prior_comparison
 from ._spec import FigureSpec
 from ._svg import figure_size, figure_svg
 from ..units import velocity_unit
@@ -25,6 +29,7 @@ from ..units import velocity_unit
 __all__ = ["ReportFigures", "build_figures", "render_html", "SEVERITY_ORDER"]
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+MAX_PAIRS = 20  # correlated pairs listed
 # The page may load nothing: images only from data URIs, styles only inline, no script at all.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
@@ -32,16 +37,18 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 @dataclass(frozen=True)
 class ReportFigures:
     """Every figure of a report: ``axes[j]`` per joint, ``evidence[k]`` per diagnostic (None: no plot),
-    ``validation`` per joint, ``task`` the model's output positions (a platform's pose) or None."""
+    ``validation`` per joint, ``task`` the model's output positions (a platform's pose) or None,
+    ``correlation`` the heat-map of the strongly correlated base parameters or None."""
 
     axes: list[list[FigureSpec]]
     evidence: list[FigureSpec | None]
     validation: list[FigureSpec]
     task: FigureSpec | None = None
+    correlation: FigureSpec | None = None
 
     def all(self) -> list[FigureSpec]:
         return ([f for fs in self.axes for f in fs] + [f for f in self.evidence if f] + list(self.validation)
-                + ([self.task] if self.task is not None else []))
+                + [f for f in (self.task, self.correlation) if f is not None])
 
 
 def diagnostics_of(data: ReportData) -> list[Mapping[str, Any]]:
@@ -59,7 +66,7 @@ def build_figures(data: ReportData, validation: Validation | None = None) -> Rep
     diags = diagnostics_of(data)
     evidence = [evidence_figure(data, d, f"diagnostic{k + 1}_{d.get('code', 'x')}") for k, d in enumerate(diags)]
     val = validation_figures(data, validation) if validation is not None else []
-    return ReportFigures(axis_figures(data), evidence, val, task_space_figure(data))
+    return ReportFigures(axis_figures(data), evidence, val, task_space_figure(data), correlation_figure(data))
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -113,17 +120,40 @@ def _evidence_value(v: Any) -> str:
 
 # ---------------------------------------------------------------------------------------------- sections
 
+def verdict_of(data: ReportData) -> tuple[bool, list[Mapping[str, Any]]]:
+    """(passed, reasons): failed whenever ``metrics.success`` is false or ``metrics.verdict.passed`` is
+    false; the reasons are ``metrics.verdict.reasons`` (``{code, joint, message}``), empty when absent."""
+    m = data.result["metrics"]
+    v = m.get("verdict") if isinstance(m.get("verdict"), Mapping) else {}
+    passed = bool(m.get("success", data.result.get("success"))) and v.get("passed", True) is not False
+    reasons = [r for r in v.get("reasons") or [] if isinstance(r, Mapping)]
+    return passed, reasons
+
+
+def _reasons(data: ReportData, reasons: list[Mapping[str, Any]]) -> str:
+    if not reasons:
+        return ""
+    items = "".join(f"<li><b>{_axis_label(data, r.get('joint'))}</b>: {_e(r.get('message', r.get('code', '')))}</li>"
+                    for r in reasons)
+    return f'<ul class="reasons">{items}</ul>'
+
+
 def _banner(data: ReportData, diags: list[Mapping[str, Any]]) -> str:
     m = data.result["metrics"]
-    success = bool(m.get("success", data.result.get("success")))
+    passed, reasons = verdict_of(data)
     allowed = float(m.get("allowed", 0.5))
     mre = data.vector("metrics", "max_relative_error")
     mean = data.vector("metrics", "mean_relative_error")
     n_err = sum(d.get("severity") == "error" for d in diags)
     n_warn = sum(d.get("severity") == "warning" for d in diags)
-    if not success:
+    if not passed:
         cls, verdict = "fail", "FAILED"
-        sub = f"the maximum relative torque error exceeds {100 * allowed:.0f} % on at least one axis"
+        if np.any(~(mre < allowed)):
+            sub = f"the maximum relative torque error exceeds {100 * allowed:.0f} % on at least one axis"
+        else:
+            sub = f"softMC's {100 * allowed:.0f} % rule holds, but the run fails dynid's checks"
+        if reasons:
+            sub += " — the reasons:"
     elif n_err or n_warn:
         cls, verdict = "warn", "PASSED, with findings"
         sub = (f"softMC's {100 * allowed:.0f} % rule holds, but the diagnostics found {n_err} error(s) and "
@@ -142,8 +172,157 @@ def _banner(data: ReportData, diags: list[Mapping[str, Any]]) -> str:
     table = _table(["axis", "max rel. error", f"0 … {200 * allowed:.0f} % (mark: {100 * allowed:.0f} %)",
                     "mean rel. error", f"{100 * allowed:.0f} % rule"], rows, "errors")
     msg = _e(data.result.get("message", ""))
+    end = "" if sub.endswith(":") else "."
     return (f'<section id="verdict" class="banner {cls}"><div class="verdict">{verdict}</div>'
-            f'<p class="sub">{_e(sub)}.</p><p class="msg">{msg}</p>{table}</section>')
+            f'<p class="sub">{_e(sub)}{end}</p>{_reasons(data, reasons)}<p class="msg">{msg}</p>{table}</section>')
+
+
+# What to do about each diagnostic when result.json's diagnostic carries no ``next_step`` of its own.
+NEXT_STEPS = {
+    "too_slow": "record again with a faster motion (raise the speed factor of the identification program), so that "
+                "accelerating the inertia is a visible part of the torque",
+    "few_cycles": "record longer: at least 3 full motion cycles on every axis",
+    "small_range": "record again over a larger range, closer to both joint limits (set position_limits in the "
+                   "configuration so the coverage is checked against them)",
+    "saturation": "lower the speed factor or the range until the torque stays below the drive's limit, and record again",
+    "systematic_residual": "check the torque scale and sign (TorqueFactor), then try a model or friction law with the "
+                           "missing term ('dynid models' lists them; --friction adds friction terms)",
+    "misalignment": "check the time stamps of the torque channel, or identify again with 'dynid identify ... --align'",
+    "poor_conditioning": "excite the robot better: plan a motion with 'dynid excite --model MODEL --fourier 5 ...' "
+                         "(it minimises the condition number), or identify fewer parameters",
+    "poorly_identified": "excite the parameters it lists more (larger range and speed on the axes they act on; "
+                         "'dynid excite --fourier' plans such a motion), or accept their uncertainty",
+    "not_excited": "the parameter is held, not identified: excite the axes it acts on if it matters to you",
+    "implausible_parameters": "check the configuration (geometry, payload, units, torque scale): a physically "
+                              "impossible value usually means a wrong sign or unit, or an unexcited parameter",
+    "large_noise": "nothing to fix in the model: the relative errors of this axis are dominated by noise",
+    "undetermined": "record a motion that moves this axis over a larger range and with more than one frequency "
+                    "('dynid excite' plans one), or give the undetermined parameters in the configuration",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing to do: ``severity`` of its finding, the ``joints`` it concerns (1-based; None: not one
+    axis), and ``refs``, the (anchor, name) of the findings on the page that call for it."""
+
+    severity: str
+    text: str
+    joints: tuple[Any, ...]
+    refs: tuple[tuple[str, str], ...] = ()
+
+
+def _step_text(code: str, item: Mapping[str, Any], diag: Mapping[str, Any] | None) -> str:
+    for source in (diag, item):
+        if source is not None and isinstance(source.get("next_step"), str) and source["next_step"].strip():
+            return source["next_step"].strip()
+    return NEXT_STEPS.get(code) or str(item.get("message", "")).strip()
+
+
+def _diag_anchor(d: Mapping[str, Any], k: int) -> tuple[str, str]:
+    """(id, name) of the ``k``-th (0-based) diagnostic's article, as :func:`_diagnostics` writes it."""
+    code = str(d.get("code", ""))
+    return f"diag-{code}-{k + 1}", code.replace("_", " ")
+
+
+def next_steps(data: ReportData, diags: list[Mapping[str, Any]]) -> list[Step]:
+    """The concrete steps the verdict and the diagnostics call for, errors first.
+
+    A reason of a failed verdict takes its step from the diagnostic of the same code and joint
+    (its ``next_step``, else :data:`NEXT_STEPS`); a failed run without reasons gets one step per axis
+    over the 50 % rule. Each other diagnostic adds its own step (info-level ones only when they carry
+    a ``next_step``); identical steps of several axes are merged.
+    """
+    passed, reasons = verdict_of(data)
+    m = data.result["metrics"]
+    index = {(d.get("code"), d.get("joint")): k for k, d in enumerate(diags)}
+    found: list[tuple[str, str, Any, tuple[str, str] | None]] = []
+    for r in reasons:
+        k = index.get((r.get("code"), r.get("joint")))
+        diag = diags[k] if k is not None else None
+        found.append(("error", _step_text(str(r.get("code", "")), r, diag), r.get("joint"),
+                      _diag_anchor(diag, k) if diag is not None else None))
+    if not passed and not reasons:
+        allowed = float(m.get("allowed", 0.5))
+        mre = data.vector("metrics", "max_relative_error")
+        for j in np.flatnonzero(~(mre < allowed)).tolist():
+            found.append(("error", f"the max relative torque error {_pct(mre[j])} exceeds {100 * allowed:.0f} %: fix "
+                                   "the findings below for this axis; if none names it, check that the model matches "
+                                   "the mechanics ('dynid models') and the torque scale (TorqueFactor)", j + 1, None))
+    covered = {(r.get("code"), r.get("joint")) for r in reasons}
+    for k, d in enumerate(diags):
+        sev = str(d.get("severity", "warning"))
+        if (d.get("code"), d.get("joint")) in covered or (sev == "info" and not d.get("next_step")):
+            continue
+        found.append((sev, _step_text(str(d.get("code", "")), d, d), d.get("joint"), _diag_anchor(d, k)))
+    merged: dict[tuple[str, str], tuple[list[Any], list[tuple[str, str]]]] = {}
+    for sev, text, joint, ref in found:
+        joints, refs = merged.setdefault((sev, text), ([], []))
+        joints.append(joint)
+        if ref is not None:
+            refs.append(ref)
+    out = [Step(sev, text, tuple(joints), tuple(refs)) for (sev, text), (joints, refs) in merged.items()]
+    return sorted(out, key=lambda st: SEVERITY_ORDER.get(st.severity, 3))
+
+
+def _joints_label(data: ReportData, joints: tuple[Any, ...]) -> str:
+    """``axis 3 (A3)``, ``axes 1 (A1), 3 (A3)``, or empty when the step is about no one axis."""
+    named = sorted({j for j in joints if isinstance(j, int) and 1 <= j <= data.n_joints})
+    if len(named) == 1:
+        return _axis_label(data, named[0])
+    return "axes " + ", ".join(f"{j} ({_e(data.joint_names[j - 1])})" for j in named) if named else ""
+
+
+def _step_html(data: ReportData, st: Step) -> str:
+    who = _joints_label(data, st.joints)
+    seen = dict(st.refs)       # one link per finding, in order
+    refs = ", ".join(f'<a href="#{_e(a)}">{_e(name)}</a>' for a, name in seen.items())
+    head = " · ".join(x for x in (f"<b>{who}</b>" if who else "", refs) if x)
+    return (f'<li class="{_e(st.severity)}"><span class="sev">{_e(st.severity)}</span> '
+            f"{head + ': ' if head else ''}{_e(st.text)}</li>")
+
+
+def _usage(data: ReportData) -> str:
+    """How to use a model that passed: load the PRG, validate, feed-forward, monitor (exact commands)."""
+    r = data.result
+    folder = data.result_path.parent
+    res = shlex.quote(str(folder / data.result_path.name))
+    group = r.get("group", 1)
+    prg = shlex.quote(str(folder / f"IDNT{group}.PRG"))
+    slots = [i for i in (r["parameters"].get("index") or []) if isinstance(i, int)]
+    dyn = (f"{_e(r.get('element', ''))}.DynamicParameter[{min(slots)}..{max(slots)}]" if slots
+           else "the DynamicParameters")
+    report = shlex.quote(str(folder / "validation.html"))
+    axes = ", ".join(_e(n) for n in data.joint_names)
+    items = [
+        f"<b>Load the parameters on the controller</b>: <code>{_e(prg)}</code> sets {dyn}, DynamicModel "
+        f"{_e(r.get('softmc_dynamic_model', '—'))} and the friction of {axes} (softMC's sign).",
+        "<b>Validate</b> on a motion the fit has not seen: "
+        f"<code>dynid predict {_e(res)} OTHER_RUN.csv --report {_e(report)}</code>",
+        "<b>Feed-forward</b>: the additive torque of every controller cycle of a commanded trajectory, "
+        f"<code>dynid feedforward {_e(res)} TRAJ.csv --out taddcmd.csv</code>, or the model as C code for the "
+        f"controller: <code>dynid codegen {_e(res)} --lang c --out {_e(shlex.quote(str(folder / 'codegen')))}</code>",
+        "<b>Monitor collisions</b>: replay a log through softMC's torque-error detector, with thresholds from this "
+        f"run's residuals: <code>dynid monitor {_e(res)} LOG.csv</code>",
+    ]
+    return '<ul class="usage">' + "".join(f"<li>{x}</li>" for x in items) + "</ul>"
+
+
+def _next(data: ReportData, diags: list[Mapping[str, Any]]) -> str:
+    passed, _ = verdict_of(data)
+    steps = next_steps(data, diags)
+    out = ['<section id="next"><h2>What to do next</h2>']
+    if steps:
+        out.append('<ol class="steps">' + "".join(_step_html(data, st) for st in steps) + "</ol>")
+    if passed:
+        serious = any(st.severity in ("error", "warning") for st in steps)
+        out.append("<p>Once these findings are addressed or accepted, use the model:</p>" if serious else
+                   "<p>The run passed with no warnings: the model is ready to use.</p>")
+        out.append(_usage(data))
+    elif not steps:
+        out.append("<p>The run failed; fix the findings below and record again.</p>")
+    out.append("</section>")
+    return "".join(out)
 
 
 def _diagnostics(data: ReportData, diags: list[Mapping[str, Any]], figs: list[FigureSpec | None]) -> str:
@@ -260,6 +439,69 @@ def _parameters(data: ReportData) -> str:
     return "".join(out)
 
 
+def _prior(data: ReportData) -> str:
+    """A-priori against identified values; empty when the model has no a-priori values."""
+    rows = prior_comparison(data)
+    if not rows:
+        return ""
+    body = []
+    for row in rows:
+        z = row.change
+        zs = "—" if not math.isfinite(z) else f"{z:+.1f}"
+        body.append((f"<code>{_e(row.name)}</code>", _num(row.prior, 6), _num(row.value, 6), _num(row.std, 3),
+                     f'<span class="bad">{zs}</span>' if math.isfinite(z) and abs(z) > 3 else zs))
+    return ('<section id="prior"><h2>A priori vs identified</h2>'
+            "<p>The model's a-priori values (the URDF's or the configuration's link inertias) against what this "
+            "recording identified, for every excited base parameter (a combination's a-priori value is the same "
+            "combination of the a-priori parameters; friction has none). <i>Change</i> is (identified − a priori) / "
+            "std: within ±3 the data agree with the description; beyond (marked) the robot differs from it, or "
+            "the description is off.</p>"
+            + _table(["parameter", "a priori", "identified", "std", "change [std]"], body, "num") + "</section>")
+
+
+def _confounded(data: ReportData) -> list[Mapping[str, Any]] | None:
+    """result.json's ``confounded`` groups (top level, or in ``base_parameters``), or None when absent."""
+    groups = data.result.get("confounded")
+    if groups is None:
+        groups = (data.result.get("base_parameters") or {}).get("confounded")
+    return [g for g in groups if isinstance(g, Mapping)] if isinstance(groups, list) else None
+
+
+def _correlation(data: ReportData, fig: FigureSpec | None) -> str:
+    """Strongly correlated base parameters (heat-map and pairs) and the confounded groups; empty when
+    result.json has neither ``base_parameters.correlation`` nor ``confounded``."""
+    corr, groups = base_correlation(data), _confounded(data)
+    if corr is None and groups is None:
+        return ""
+    out = ['<section id="correlation"><h2>Poorly determined parameters</h2>',
+           f"<p>Base parameters whose estimates correlate above {CORRELATION_LIMIT:g} (in absolute value) are not "
+           "determined one by one: the recording fixes a combination of them, and their values trade off against "
+           "each other within their standard deviations. A richer motion separates them.</p>"]
+    if corr is not None:
+        pairs = correlated_pairs(corr)
+        names = data.result["base_parameters"]["names"]
+        if pairs:
+            if fig is not None:
+                out.append(_figure_html(fig))
+            rows = [(f"<code>{_e(names[a])}</code>", f"<code>{_e(names[b])}</code>", f"{r:+.3f}")
+                    for a, b, r in pairs[:MAX_PAIRS]]
+            out.append(_table(["parameter", "parameter", "correlation"], rows, "num pairs"))
+            if len(pairs) > MAX_PAIRS:
+                out.append(f'<p class="note">{len(pairs) - MAX_PAIRS} weaker pairs above {CORRELATION_LIMIT:g} '
+                           "not listed.</p>")
+        else:
+            out.append(f'<p class="none">No two base parameters correlate above {CORRELATION_LIMIT:g}: each is '
+                       "determined on its own.</p>")
+    if groups:
+        rows = [(", ".join(f"<code>{_e(n)}</code>" for n in g.get("parameters") or []),
+                 f"<code>{_e(g.get('combination', '—'))}</code>", _e(g.get("message", ""))) for g in groups]
+        out.append("<h3>Confounded parameters</h3><p>Parameters this recording cannot tell apart: only the "
+                   "combination next to them is identified.</p>"
+                   + _table(["parameters", "identified combination", "meaning"], rows, "confounded"))
+    out.append("</section>")
+    return "".join(out)
+
+
 def _payload(data: ReportData) -> str:
     """Payload: the known payload the run used, and a payload estimate when result.json carries one."""
     r = data.result
@@ -314,7 +556,8 @@ def _conditioning(data: ReportData) -> str:
              ("signal data length (used)", _num(c.get("data_length"), 10)),
              ("raw data length", _num(c.get("raw_length"), 10)),
              ("samples trimmed at the start", _num(c.get("trim_samples"), 10)),
-             ("condition number", f"{_num(m.get('condition_number'), 4)} (scaled: {_num(m.get('condition_number_scaled'), 4)})"),
+             ("condition number", f"{_num(m.get('condition_number'), 4)} (scaled: {_num(m.get('condition_number_scaled'), 4)})"
+                                  f'<p class="explain" id="condition-explained">{condition_explained(data)}</p>'),
              ("rank / base parameters", f"{_e(m.get('rank', '—'))} / "
                                         f"{_e((data.result.get('base_parameters') or {}).get('count', '—'))}"),
              ("torque delay compensated", f"{_num(c.get('torque_delay_s'), 4)} s"),
@@ -335,6 +578,36 @@ def _conditioning(data: ReportData) -> str:
             + _table(["fact", "value"], facts, "facts")
             + _table(["axis", "velocity threshold", "upper threshold", "moving samples", "residual RMS"], rows, "num")
             + "</section>")
+
+
+def good_condition(n_base: int) -> float:
+    """The scaled condition number below which the excitation is good: a few parameters (a single axis)
+    separate easily, so more is asked of them than of a many-parameter arm."""
+    return 30.0 if n_base <= 6 else 100.0
+
+
+def condition_rating(scaled: float | None, n_base: int) -> str:
+    """``good``, ``acceptable`` or ``poor`` for a scaled condition number and model size (``unknown``: none)."""
+    if scaled is None or not math.isfinite(scaled):
+        return "unknown"
+    return "good" if scaled <= good_condition(n_base) else "acceptable" if scaled <= MAX_CONDITION else "poor"
+
+
+def condition_explained(data: ReportData) -> str:
+    """What the condition number measures, which one to judge, what is good for this model, what to do."""
+    m = data.result["metrics"]
+    base = data.result.get("base_parameters") or {}
+    n = int(base.get("count") or m.get("rank") or len(data.result["parameters"]["names"]))
+    scaled = m.get("condition_number_scaled")
+    rating = condition_rating(scaled if isinstance(scaled, (int, float)) else None, n)
+    head = f"This run: <b>{rating}</b>. " if rating != "unknown" else ""
+    return (head + "It is the ratio of the regressor's largest to smallest singular value: a torque error moves "
+            "the worst-determined combination of parameters up to that many times more than the best-determined "
+            "one. Judge the scaled one (columns normalised, so independent of the parameters' units, "
+            f"which inflate the unscaled one): for {n} base parameters up to {good_condition(n):.0f} is good, up to "
+            f"{MAX_CONDITION:.0f} acceptable (read the std); above, some combinations are hardly excited — record a "
+            "richer motion (more frequencies, larger range and speed; <code>dynid excite --fourier</code> minimises "
+            "it) or identify fewer parameters.")
 
 
 def _files(data: ReportData) -> str:
@@ -387,11 +660,28 @@ figcaption{font-size:13px;color:#555;margin-top:4px;max-width:860px}
 .axis{border-top:1px solid #eee}
 .note{color:#666;font-size:13px}
 footer{margin-top:30px;font-size:14px;color:#444}
+.reasons{margin:4px 0 6px;padding-left:22px}
+.steps{padding-left:24px}.steps li{margin:5px 0}.usage li{margin:5px 0}
+.explain{font-size:13px;color:#444;margin:4px 0 0;max-width:620px}
 @media print{
- body{background:#fff;font-size:11pt}main{max-width:none;padding:0}nav{display:none}
- *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
- figure,.diag,table,.banner{break-inside:avoid}h2,h3{break-after:avoid}
- .axis{break-before:page}a{color:inherit;text-decoration:none}
+ html,body,main{background:#fff;color:#000}
+ body{font-size:10.5pt}main{max-width:none;padding:0}
+ nav{display:none}
+ h2,h3,p,li,td,th,figcaption,.note,.meta,.explain,.banner .msg,footer,.ok,.bad{color:#000}
+ .verdict,.pass .verdict,.warn .verdict,.fail .verdict{color:#000}
+ .banner,.banner.pass,.banner.warn,.banner.fail,.diag,.diag.error,.diag.info{background:#fff}
+ .none,.banner table,th,code{background:#fff}
+ .sev,.error .sev,.info .sev{color:#000;background:#fff;border:1px solid #000}
+ a{color:#000;text-decoration:none}
+ figure,figure img,.diag,.banner,tr{break-inside:avoid;page-break-inside:avoid}
+ h2,h3{break-after:avoid;page-break-after:avoid}
+ table{width:100%;max-width:100%;table-layout:auto;font-size:9pt}
+ th,td{padding:2px 6px;overflow-wrap:anywhere}
+ code{overflow-wrap:anywhere}
+ figure img{max-width:100%;height:auto;border:none}
+ .pair{display:block}.pair figure{max-width:100%}
+ .axis{break-before:page}
+ .bar .fill,.bar .mark{-webkit-print-color-adjust:exact;print-color-adjust:exact}
 }
 @page{size:A4;margin:14mm}
 """
@@ -404,12 +694,13 @@ def render_html(data: ReportData, figures: ReportFigures, validation: Validation
     kind = "Validation and identification report" if validation is not None else "Identification report"
     element = r.get("element") or ", ".join(data.joint_names)
     title = f"{kind}: {element} — {r.get('model', '')}"
-    links = [("verdict", "verdict"), ("diagnostics", f"diagnostics ({len(diags)})")]
+    prior, correlation, payload = _prior(data), _correlation(data, figures.correlation), _payload(data)
+    links = [("verdict", "verdict"), ("next", "what to do next"), ("diagnostics", f"diagnostics ({len(diags)})")]
     if validation is not None:
         links.append(("validation", "validation"))
     links.append(("parameters", "parameters"))
-    if _payload(data):
-        links.append(("payload", "payload"))
+    links += [(a, t) for a, t, sec in (("prior", "a priori", prior), ("correlation", "correlation", correlation),
+                                       ("payload", "payload", payload)) if sec]
     if figures.task is not None:
         links.append(("task", figures.task.title.lower()))
     if figures.axes:
@@ -420,11 +711,12 @@ def render_html(data: ReportData, figures: ReportFigures, validation: Validation
     meta = (f'<p class="meta">{_e(r.get("model_title", ""))} · softMC DynamicModel {_e(r.get("softmc_dynamic_model", "—"))}'
             f" · group {_e(r.get('group', 1))} · {data.n_joints} {'axis' if data.n_joints == 1 else 'axes'} · identified {_e(r.get('created', '—'))}"
             f"{' · recording ' + _e(src) if src else ''}</p>")
-    body = [f"<h1>{_e(title)}</h1>", meta, nav, _banner(data, diags), _diagnostics(data, diags, figures.evidence)]
+    body = [f"<h1>{_e(title)}</h1>", meta, nav, _banner(data, diags), _next(data, diags),
+            _diagnostics(data, diags, figures.evidence)]
     if validation is not None:
         body.append(_validation(data, validation, figures.validation))
-    body += [_parameters(data), _payload(data), _task(figures.task), _axes(data, figures.axes), _conditioning(data),
-             _files(data)]
+    body += [_parameters(data), prior, correlation, payload, _task(figures.task), _axes(data, figures.axes),
+             _conditioning(data), _files(data)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"

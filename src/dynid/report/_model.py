@@ -1,21 +1,28 @@
 """Quantities that need the identified model itself, rebuilt from ``result.json`` (no other file).
 
 Used by two evidence plots, each computed as the diagnosis computes it: the inertial torque of a
-too-slow motion and the omitted term of a systematic residual. When the model cannot be rebuilt
-(a model this dynid does not know, a URDF that moved), they return None and the report falls back
-to a plot of the recorded signals alone.
+too-slow motion and the omitted term of a systematic residual; and by the a-priori table, which
+needs the model's prior values (a URDF's inertias). When the model cannot be rebuilt (a model this
+dynid does not know, a URDF that moved), they return None and the report falls back to a plot of
+the recorded signals alone, or leaves the table out.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Mapping
 
 import numpy as np
 
 from ..errors import DynidError
 from ._data import ReportData
 
-__all__ = ["identified_model", "inertial_torque", "missing_term"]
+__all__ = ["identified_model", "inertial_torque", "missing_term", "PriorRow", "prior_comparison",
+           "parse_combination"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +81,7 @@ def missing_term(data: ReportData, j: int, feature: np.ndarray, max_rows: int = 
     N, n = s["pfb"].shape
     step = max(1, int(np.ceil(N * n / max_rows)))
     idx = np.arange(0, N, step)
-    idx = idx[data.moving()[idx, j]]
+    idx = idx[data.used()[idx, j]]
     if idx.size < 3:
         return None
     names = list(ident.plant.param_names)
@@ -92,3 +99,102 @@ def missing_term(data: ReportData, j: int, feature: np.ndarray, max_rows: int = 
         return None
     e = s["te"][idx, j]
     return data.t[idx], e, fp * float(e @ fp) / ff
+
+
+@dataclass(frozen=True)
+class PriorRow:
+    """One identified quantity against its a-priori value.
+
+    name : the parameter, or the base combination's expression ; prior, value : a-priori and
+    identified value ; std : standard deviation of the identified value (NaN: not estimated)
+    """
+
+    name: str
+    prior: float
+    value: float
+    std: float
+
+    @property
+    def change(self) -> float:
+        """``(value - prior) / std``: how many standard deviations the data moved the prior (NaN without std)."""
+        return (self.value - self.prior) / self.std if self.std > 0 else math.nan
+
+
+_COEF = re.compile(r"^(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?:/\d+)?)\*(.+)$")
+
+
+def parse_combination(expression: str, names: Mapping[str, float] | set) -> list[tuple[float, str]] | None:
+    """The terms ``[(coefficient, name), ...]`` of a base parameter's expression, or None when one of
+    them is not in ``names``.
+
+    The expression is as :func:`dynid.identification.base_params.format_combination` writes it:
+    ``lead + c1*name1 - c2*name2`` with spaces around the signs and coefficients such as ``3/4``,
+    ``0.25`` or ``1.5e-05``; a name itself may hold ``*`` or ``+`` (``L1^2*M2+I1``).
+
+    Examples
+    --------
+    >>> parse_combination("L1^2*M2+I1 + 1/4*m - 0.5*c", {"L1^2*M2+I1", "m", "c"})
+    [(1.0, 'L1^2*M2+I1'), (0.25, 'm'), (-0.5, 'c')]
+    >>> parse_combination("a + 2*A1.viscous", {"a"}) is None
+    True
+    """
+    parts = re.split(r" ([+-]) ", expression.strip())
+    terms = []
+    for k in range(0, len(parts), 2):
+        sign = -1.0 if k and parts[k - 1] == "-" else 1.0
+        term = parts[k]
+        coef = 1.0
+        if term not in names:
+            m = _COEF.match(term)
+            if m is None or m.group(2) not in names:
+                return None
+            coef, term = float(Fraction(m.group(1))), m.group(2)
+        terms.append((sign * coef, term))
+    return terms
+
+
+def _prior_values(data: ReportData) -> dict[str, float] | None:
+    """The model's a-priori values by parameter name (URDF or configured link inertias), or None."""
+    ident = identified_model(data)
+    if ident is None:
+        return None
+    try:
+        prior = ident.model.prior_parameters()
+    except (DynidError, TypeError, ValueError) as err:
+        logger.info("report: no prior values for %s (%s)", data.result_path, err)
+        return None
+    names = ident.plant.param_names[: ident.plant.n_model]
+    if prior is None or np.size(prior) != len(names):
+        return None
+    return dict(zip(names, np.asarray(prior, dtype=float).ravel().tolist()))
+
+
+def prior_comparison(data: ReportData) -> list[PriorRow] | None:
+    """A-priori against identified values, or None when the model has no a-priori values.
+
+    One row per excited base parameter whose combination involves model parameters only (friction
+    has no prior): its a-priori value is the same combination of the prior parameters. Without
+    ``base_parameters`` in result.json, one row per identified parameter.
+    """
+    prior = _prior_values(data)
+    if prior is None:
+        return None
+    base = data.result.get("base_parameters") or {}
+    if base.get("expressions"):
+        exprs = base["expressions"]
+        n = len(exprs)
+        candidates = zip(exprs, base.get("values") or [None] * n, base.get("std") or [None] * n,
+                         base.get("excited") or [True] * n)
+    else:
+        p = data.result["parameters"]
+        n = len(p["names"])
+        candidates = ((name, v, s, st == "identified") for name, v, s, st in
+                      zip(p["names"], p["values"], p.get("std") or [None] * n, p.get("status") or ["identified"] * n))
+    rows = []
+    for name, value, std, excited in candidates:
+        terms = parse_combination(str(name), prior) if excited and value is not None else None
+        if terms:
+            rows.append(PriorRow(str(name), sum(c * prior[t] for c, t in terms), float(value),
+                                 math.nan if std is None else float(std)))
+    return rows
+

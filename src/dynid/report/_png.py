@@ -13,8 +13,8 @@ import numpy as np
 
 from ..errors import MissingExtraError
 from .._atomic import commit_files
-from ._spec import FigureSpec, Panel, Trace
-from ._svg import panel_limits
+from ._spec import FigureSpec, Panel, Trace, diverging_color
+from ._svg import cell_labels, panel_limits
 
 __all__ = ["write_pngs", "figure_png"]
 
@@ -38,7 +38,10 @@ def _draw(ax, panel: Panel) -> None:
     ax.set_ylabel(panel.ylabel)
     if panel.title:
         ax.set_title(panel.title, loc="left", fontsize=10, fontweight="bold")
-    ax.grid(True, color="#e6e6e6", linewidth=0.8)
+    if any(t.kind == "cells" for t in panel.traces):
+        ax.grid(False)
+    else:
+        ax.grid(True, color="#e6e6e6", linewidth=0.8)
     ax.set_axisbelow(True)
     if panel.legend and any(t.label for t in panel.traces):
         ax.legend(loc="best", fontsize=8, framealpha=0.85)
@@ -72,6 +75,25 @@ def _draw_trace(ax, tr: Trace) -> None:
         ax.barh(np.arange(n)[::-1], np.nan_to_num(tr.x, nan=0.0), height=0.7, color=tr.color, alpha=tr.opacity,
                 label=lab)
         ax.set_yticks(np.arange(n)[::-1], tr.labels, fontsize=8)
+    elif tr.kind == "cells":
+        _draw_cells(ax, tr)
+
+
+def _draw_cells(ax, tr: Trace) -> None:
+    """A heat-map as the SVG draws it: row 0 on top, columns numbered, the value in each cell."""
+    from matplotlib.patches import Rectangle
+
+    n = len(tr.labels)
+    for r in range(n):
+        for c in range(n):
+            v = tr.x[r, c]
+            ax.add_patch(Rectangle((c - 0.5, n - 1 - r - 0.5), 1.0, 1.0, facecolor=diverging_color(v),
+                                   edgecolor="white"))
+            if np.isfinite(v) and n <= 16:
+                ax.text(c, n - 1 - r, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(v) > 0.6 else "#222222")
+    ax.set_xticks(np.arange(n), [str(k + 1) for k in range(n)], fontsize=8)
+    ax.set_yticks(np.arange(n)[::-1], cell_labels(tr), fontsize=8)
 
 
 def figure_png(fig: FigureSpec, dpi: int = 150) -> bytes:

@@ -1,17 +1,29 @@
-"""The report's entry points: render a result folder to HTML, write it, export its figures as PNG."""
+"""The report's entry points: render a result folder to HTML, write it, export its figures as PNG.
+
+A report with a validation section (``dynid predict --report FILE``, ``dynid demo``) keeps that
+validation beside it, ``<FILE stem>.validation.npz``: re-rendering the same file (``dynid report DIR``
+for ``DIR/report.html``) shows it again as long as ``result.json`` is the one it was computed with.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import io
 from pathlib import Path
 from typing import Any
 
-from .._atomic import atomic_write_text
+import numpy as np
+
+from .._atomic import commit_files
 from ._data import ReportData, Validation, load_report_data
 from ._html import build_figures, render_html
 
-__all__ = ["render_report", "write_report", "write_figures", "write_validation_report", "REPORT_NAME"]
+__all__ = ["render_report", "write_report", "write_figures", "write_validation_report", "validation_path",
+           "REPORT_NAME"]
 
 REPORT_NAME = "report.html"
+VALIDATION_SUFFIX = ".validation.npz"
 
 
 def _data(result_dir: str | Path | ReportData) -> ReportData:
@@ -82,16 +94,72 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
         No readable ``result.json``.
     MissingExtraError
         ``figures_dir`` given but matplotlib is not installed.
+
+    Notes
+    -----
+    With ``validation``, its data are also written to :func:`validation_path` of the report. Without,
+    the validation stored there is shown again when it was computed from this ``result.json``
+    (re-rendering keeps every section); one from another identification is removed with the report
+    it belonged to.
     """
     data = load_report_data(result_dir)
+    path = Path(out) if out is not None else data.result_path.parent / REPORT_NAME
+    stored = validation_path(path)
+    files: dict[Path, bytes] = {}
+    stale = False
+    if validation is not None:
+        files[stored] = _validation_bytes(validation, data)
+    else:
+        validation, data, stale = _stored_validation(stored, data)
     figs = build_figures(data, validation)
     if figures_dir is not None:
         from ._png import write_pngs
 
         write_pngs(figs.all(), figures_dir, dpi=dpi)
-    path = Path(out) if out is not None else data.result_path.parent / REPORT_NAME
-    atomic_write_text(path, render_html(data, figs, validation))
+    files[path] = render_html(data, figs, validation).encode("utf-8")
+    commit_files(files)
+    if stale:
+        stored.unlink(missing_ok=True)  # the validation of a report just replaced by one without it
     return path
+
+
+def validation_path(report: str | Path) -> Path:
+    """Where the validation shown in ``report`` is kept: ``report.validation.npz`` beside ``report.html``."""
+    report = Path(report)
+    return report.with_name(report.stem + VALIDATION_SUFFIX)
+
+
+def _fingerprint(data: ReportData) -> str:
+    return hashlib.sha256(data.result_path.read_bytes()).hexdigest()
+
+
+def _validation_bytes(validation: Validation, data: ReportData) -> bytes:
+    """The arrays of ``validation`` and the ``result.json`` they belong to, as a compressed ``.npz``."""
+    arrays = {"t": validation.t, "predicted": validation.predicted, "source": np.array(validation.source),
+              "result_sha256": np.array(_fingerprint(data))}
+    if validation.measured is not None:
+        arrays["measured"] = validation.measured
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def _stored_validation(path: Path, data: ReportData) -> tuple[Validation | None, ReportData, bool]:
+    """The validation kept at ``path`` if it belongs to ``data``'s result.json, else None; and whether
+    ``path`` is stale (from another identification). An unreadable file is left in place and named in
+    the report's notes."""
+    if not path.is_file():
+        return None, data, False
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["result_sha256"]) != _fingerprint(data):
+                return None, data, True
+            val = Validation(z["t"], z["predicted"], z["measured"] if "measured" in z.files else None,
+                             str(z["source"]))
+    except (OSError, ValueError, KeyError) as err:
+        note = f"the validation data {path.name} could not be read ({err}): the validation section is left out"
+        return None, dataclasses.replace(data, notes=data.notes + (note,)), False
+    return val, data, False
 
 
 def write_figures(result_dir: str | Path, figures_dir: str | Path, *, validation: Validation | None = None,
@@ -132,6 +200,7 @@ def write_validation_report(result_json: str | Path, prediction: Any, out: str |
     Returns
     -------
     Path
-        ``out``.
+        ``out``; the validation's data are kept at :func:`validation_path` of it, so that
+        ``dynid report`` re-renders the page with its validation section.
     """
     return write_report(result_json, figures_dir, out=out, validation=Validation.from_prediction(prediction, source))

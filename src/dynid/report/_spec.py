@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Trace", "Panel", "FigureSpec", "envelope", "density", "COLORS"]
+__all__ = ["Trace", "Panel", "FigureSpec", "envelope", "density", "diverging_color", "COLORS"]
 
 # Okabe-Ito palette: distinguishable with the common colour-vision deficiencies, and in grey print.
 COLORS = {
@@ -29,19 +29,21 @@ COLORS = {
     "accent": "#56B4E9",
 }
 
-TRACE_KINDS = ("line", "dots", "hband", "vspans", "hline", "vline", "bars", "hbars")
+TRACE_KINDS = ("line", "dots", "hband", "vspans", "hline", "vline", "bars", "hbars", "cells")
 
 
 @dataclass(frozen=True)
 class Trace:
     """One thing drawn in a panel, in data coordinates.
 
-    kind : {"line", "dots", "hband", "vspans", "hline", "vline", "bars", "hbars"}
+    kind : {"line", "dots", "hband", "vspans", "hline", "vline", "bars", "hbars", "cells"}
         ``line``: polyline through (x, y), NaN breaks it. ``dots``: markers at (x, y).
         ``hband``: the band ``y[0] <= y <= y[1]`` across the panel. ``vspans``: x intervals, ``x`` of
         shape (n, 2), across the panel. ``hline``/``vline``: lines at each value of ``y``/``x``.
         ``bars``: histogram, ``x`` the n + 1 bin edges, ``y`` the n heights. ``hbars``: horizontal
-        bars of length ``x`` for the categories ``labels`` (top to bottom).
+        bars of length ``x`` for the categories ``labels`` (top to bottom). ``cells``: a heat-map of the
+        square matrix ``x`` (values in [-1, 1], NaN: blank) with ``labels`` naming its rows and
+        columns (row 0 at the top), coloured by :func:`diverging_color`.
     x, y : ndarray
     label : str, optional
         Legend entry.
@@ -82,6 +84,9 @@ class Trace:
             raise ValueError(f"bars trace {self.label!r}: {self.x.size} edges for {self.y.size} heights")
         if self.kind == "hbars" and self.x.size != len(self.labels):
             raise ValueError(f"hbars trace: {self.x.size} values for {len(self.labels)} labels")
+        if self.kind == "cells" and self.x.shape != (len(self.labels), len(self.labels)):
+            raise ValueError(f"cells trace: a {len(self.labels)} x {len(self.labels)} matrix expected for "
+                             f"{len(self.labels)} labels, got shape {self.x.shape}")
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,24 @@ class FigureSpec:
     panels: tuple[Panel, ...]
     caption: str = ""
     width: int = 860
+
+
+def diverging_color(v: float, neg: str = COLORS["model"], pos: str = COLORS["error"]) -> str:
+    """``#rrggbb`` of ``v`` in [-1, 1] on a white-centred scale: ``neg`` at -1, white at 0, ``pos`` at 1.
+
+    NaN (a value that was not estimated) is light grey.
+
+    Examples
+    --------
+    >>> diverging_color(0.0), diverging_color(1.0), diverging_color(-1.0), diverging_color(float("nan"))
+    ('#ffffff', '#d55e00', '#0072b2', '#eeeeee')
+    """
+    if not np.isfinite(v):
+        return "#eeeeee"
+    a = min(abs(float(v)), 1.0)
+    end = pos if v > 0 else neg
+    rgb = [int(end[k:k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(255 + a * (c - 255)):02x}" for c in rgb)
 
 
 def envelope(x: np.ndarray, y: np.ndarray, n_buckets: int) -> tuple[np.ndarray, np.ndarray]:

@@ -12,9 +12,9 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from ._spec import FigureSpec, Panel, Trace
+from ._spec import FigureSpec, Panel, Trace, diverging_color
 
-__all__ = ["figure_svg", "figure_size", "panel_limits", "nice_ticks", "tick_labels", "MARGIN"]
+__all__ = ["figure_svg", "figure_size", "panel_limits", "nice_ticks", "tick_labels", "cell_labels", "MARGIN"]
 
 MARGIN = {"left": 66, "right": 14, "top": 26, "bottom": 40}
 TITLE_H = 24
@@ -90,6 +90,11 @@ def panel_limits(panel: Panel) -> tuple[tuple[float, float], tuple[float, float]
         elif tr.kind == "hbars":
             xs.append(np.append(tr.x, 0.0))
             ys.append(np.array([-0.5, len(tr.labels) - 0.5]))
+        elif tr.kind == "cells":
+            xs.append(np.array([-0.5, len(tr.labels) - 0.5]))
+            ys.append(np.array([-0.5, len(tr.labels) - 0.5]))
+    if any(t.kind == "cells" for t in panel.traces):   # the cells fill the frame exactly
+        return _span(xs, pad=0.0), _span(ys, pad=0.0)
     bars = any(t.kind == "hbars" for t in panel.traces)
     xlim = panel.xlim or _span(xs, pad=0.04 if bars else 0.0)
     ylim = panel.ylim or _span(ys, pad=0.06)
@@ -191,6 +196,17 @@ def _trace_svg(tr: Trace, fr: _Frame) -> str:
         d = "".join(f"M{_i(base)} {_i(c - half)}H{_i(e)}V{_i(c + half)}H{_i(base)}Z"
                     for c, e in zip(yc.tolist(), fr.px(tr.x).tolist()) if math.isfinite(e))
         return f'<path d="{d}" fill="{tr.color}" fill-opacity="{tr.opacity:.2f}"/>' if d else ""
+    if tr.kind == "cells":  # one path per colour, a white gap between the cells
+        n = len(tr.labels)
+        gap = 0.5
+        by_color: dict[str, list[str]] = {}
+        for r in range(n):
+            ya, yb = sorted(fr.py([n - 1 - r - 0.5, n - 1 - r + 0.5]).tolist())
+            for c in range(n):
+                xa, xb = float(fr.px(c - 0.5)) + gap, float(fr.px(c + 0.5)) - gap
+                by_color.setdefault(diverging_color(tr.x[r, c]), []).append(
+                    f"M{_i(xa)} {_i(ya + gap)}H{_i(xb)}V{_i(yb - gap)}H{_i(xa)}Z")
+        return "".join(f'<path d="{"".join(d)}" fill="{color}"/>' for color, d in by_color.items())
     return ""  # pragma: no cover - kinds are checked by Trace
 
 
@@ -225,11 +241,44 @@ def _header_layout(panel: Panel, w: float) -> tuple[list[list[tuple[Trace, float
     return rows, False, len(rows) + (1 if panel.title else 0)
 
 
+def cell_labels(tr: Trace) -> list[str]:
+    """Row labels of a ``cells`` trace: ``"k name"``, ``k`` the column number the x axis shows."""
+    return [f"{k + 1} {s}" for k, s in enumerate(tr.labels)]
+
+
+def _cell_axes(tr: Trace, fr: "_Frame") -> list[str]:
+    """Column numbers below a heat-map, ``"k name"`` left of its rows, and the values in the cells."""
+    n = len(tr.labels)
+    bottom = fr.y0 + fr.h + 14
+    out = [_text(float(fr.px(c)), bottom, str(c + 1), size=10) for c in range(n)]
+    out += [_text(fr.x0 - 5, float(fr.py(n - 1 - r)) + 3.5, s, size=10, anchor="end")
+            for r, s in enumerate(cell_labels(tr))]
+    return out + _cell_values(tr, fr)
+
+
+def _cell_values(tr: Trace, fr: "_Frame") -> list[str]:
+    """The value printed in each cell (two decimals), dark or white for contrast; none when cells are small."""
+    n = len(tr.labels)
+    if fr.w / max(n, 1) < 26:
+        return []
+    out = []
+    for r in range(n):
+        for c in range(n):
+            v = tr.x[r, c]
+            s = "—" if not math.isfinite(v) else "0" if abs(v) < 0.005 else f"{v:.2f}".replace("-", "−")
+            color = "#ffffff" if math.isfinite(v) and abs(v) > 0.6 else "#222222"
+            out.append(_text(float(fr.px(c)), float(fr.py(n - 1 - r)) + 3.5, s, size=9, color=color))
+    return out
+
+
 def _panel_svg(panel: Panel, top: float, width: int, clip_id: str) -> tuple[str, float]:
     hbars = next((t for t in panel.traces if t.kind == "hbars"), None)
+    cells = next((t for t in panel.traces if t.kind == "cells"), None)
     left = MARGIN["left"]
     if hbars is not None:
         left = max(left, 14 + 6.5 * max((len(s) for s in hbars.labels), default=4))
+    if cells is not None:
+        left = max(left, 14 + 6.5 * max((len(s) for s in cell_labels(cells)), default=4))
     x0 = left
     w = width - left - MARGIN["right"]
     rows, shared, n_lines = _header_layout(panel, w)
@@ -241,20 +290,23 @@ def _panel_svg(panel: Panel, top: float, width: int, clip_id: str) -> tuple[str,
     out = [f'<clipPath id="{clip_id}"><rect x="{x0}" y="{y0}" width="{w}" height="{h}"/></clipPath>',
            f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="#fff" stroke="#bbb"/>']
     grid, labels = [], []
-    xt = _ticks(xlim, w / 90)
-    for v, s in zip(xt.tolist(), tick_labels(xt)):
-        p = float(fr.px(v))
-        grid.append(f"M{p:.1f} {y0}V{y0 + h}")
-        labels.append(_text(p, y0 + h + 14, s, size=10))
-    if hbars is None:
+    if cells is not None:
+        labels = _cell_axes(cells, fr)
+    else:
+        xt = _ticks(xlim, w / 90)
+        for v, s in zip(xt.tolist(), tick_labels(xt)):
+            p = float(fr.px(v))
+            grid.append(f"M{p:.1f} {y0}V{y0 + h}")
+            labels.append(_text(p, y0 + h + 14, s, size=10))
+    if hbars is not None:
+        for k, s in enumerate(hbars.labels):
+            p = float(fr.py(len(hbars.labels) - 1 - k))
+            labels.append(_text(x0 - 5, p + 3.5, s, size=10, anchor="end"))
+    elif cells is None:
         yt = _ticks(ylim, h / 40)
         for v, s in zip(yt.tolist(), tick_labels(yt)):
             p = float(fr.py(v))
             grid.append(f"M{x0} {p:.1f}H{x0 + w}")
-            labels.append(_text(x0 - 5, p + 3.5, s, size=10, anchor="end"))
-    else:
-        for k, s in enumerate(hbars.labels):
-            p = float(fr.py(len(hbars.labels) - 1 - k))
             labels.append(_text(x0 - 5, p + 3.5, s, size=10, anchor="end"))
     out.append(f'<path d="{"".join(grid)}" stroke="#e6e6e6" stroke-width="1"/>')
     body = "".join(_trace_svg(tr, fr) for tr in panel.traces)
