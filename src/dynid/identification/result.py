@@ -97,6 +97,7 @@ def fitted_model(ident: Identification) -> FittedModel:
         "moving_samples": cond.moving_samples,
         "smooth_sign": cond.options.smooth_sign,
         "torque_delay_s": cond.options.torque_delay_s,
+        **({"time_base": cond.time_base} if getattr(cond, "time_base", None) else {}),
     }
     metrics = {
         "max_relative_error": ident.errors.max_relative,

@@ -1,1 +1,1 @@
-"""Signal conditioning: filtering, differentiation, velocity gating (spec/identification.md §3)."""
+"""Signal conditioning: time-base repair, filtering, differentiation, velocity gating (spec/identification.md §3)."""

@@ -1,7 +1,19 @@
 """Signal conditioning before the fit (spec/identification.md §3).
 
-1. Sample period = median time step (time-stamp jitter is logging jitter: the samples are treated
-   as equally spaced, which matched measured velocities better on real data).
+0. Time base (:mod:`dynid.signal.time_base`, option ``repair_time_base``, on by default). A logger that
+   reads the controller asynchronously repeats some cycles (a row equal to the previous one in *all*
+   joints while the motion runs through it) and skips others; its time stamps jitter. The controller
+   cycle of every row is found — from the time stamps when they lie on a grid of whole sample periods,
+   else from the positions (each step is a whole number of the local per-cycle step) — and steps 1–3 run
+   on that uniform cycle grid, the repeats left out and the skipped cycles linearly interpolated (1 ms
+   of motion: far below any cutoff). The results are read back at each recorded row's cycle, so the
+   conditioned rows remain the recorded rows (a repeated row gets its cycle's values) and predictions
+   are scored on them. Rows already one cycle apart (uniform time stamps, no repeats) are left exactly
+   as they are; a joint or a robot at rest is never a repeat. ``Conditioned.time_base`` counts what was
+   repaired and carries a ``note`` for reports.
+1. Sample period = median time step, or the cycle of step 0's grid (time-stamp jitter is logging
+   jitter: the samples are treated as equally spaced, which matched measured velocities better on
+   real data than differentiating against the jittery stamps).
 2. Zero-phase Butterworth low-pass on positions and torques alike, so neither is delayed against the
    other: the magnitude of a forward-backward order-4 Butterworth, ``1 / (1 + (f/fc)^8)`` (-6 dB at the
    cutoff), applied in the frequency domain after an odd-symmetric extension of both ends (as
@@ -38,6 +50,7 @@ from .._validation import as_vector
 from ..errors import ConfigError, InputDataError
 from ..recording import Recording
 from ..units import velocity_unit
+from .time_base import TimeBase, find_time_base, regrid
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
            "lowpass", "butterworth_filtfilt"]
@@ -67,7 +80,8 @@ class ConditioningOptions:
     upper_velocity_fraction : float, optional
         Default upper threshold as a fraction of each axis' peak velocity (a semi-static model sets it).
     trim : int, optional
-        Samples dropped at each end; default ``ceil(2 / (cutoff·Ts)) + 2``.
+        Samples dropped at each end (cycles of step 0's grid when it repaired the time base); default
+        ``ceil(2 / (cutoff·Ts)) + 2``.
     use_recorded_derivatives : bool
         Use ``dq``/``ddq`` columns when present.
     smooth_sign : bool
@@ -78,6 +92,10 @@ class ConditioningOptions:
         before filtering. ``dynid identify --align`` estimates it.
     detect_stick : bool
         Leave out the samples around reversals where a joint sticks (step 6 above).
+    repair_time_base : bool
+        Step 0: put rows that repeat a controller cycle or skip cycles back on the uniform cycle grid
+        before filtering (:mod:`dynid.signal.time_base`); ``False`` treats the rows as equally spaced, as
+        recorded. A recording already one cycle per row is untouched either way.
     sign_directions : tuple of tuple of float
         Extra velocity directions ``u`` (each ``n_joints`` long) whose ``sign(u·qd)`` is computed, and
         smoothed when ``smooth_sign``, like the joints' own: the coupled motors of a transmission
@@ -101,6 +119,7 @@ class ConditioningOptions:
     torque_delay_s: float = 0.0
     detect_stick: bool = True
     sign_directions: tuple[tuple[float, ...], ...] = ()
+    repair_time_base: bool = True
 
     def __post_init__(self) -> None:
         if self.cutoff_hz is not None and not (math.isfinite(self.cutoff_hz) and self.cutoff_hz > 0):
@@ -121,6 +140,11 @@ class Conditioned:
     moving : (N, n_joints) bool, the gated samples ; velocity_threshold : (n_joints,)
     stuck : (N, n_joints) bool, samples inside a detected stick (reversal where the joint stuck)
     near_stuck : (N, n_joints) bool, samples within one filter length of a stick (not used by the fit)
+    time_base : dict, what step 0 repaired: ``repaired`` (bool), ``method`` ("time stamps", "positions" or
+        None), ``rows``, ``cycles``, ``repeated_rows``, ``skipped_cycles``, ``interpolated_cycles``,
+        ``period_s``, and ``note`` (one line for reports) when repaired or ``reason`` when not.
+        The rows stay the recorded rows (``t``, ``q_raw``, ``tau_raw`` as recorded); ``q``, ``qd``, ``qdd``,
+        ``tau`` are the grid's values at each row's cycle, and ``sample_period_s`` is the cycle.
     """
 
     t: np.ndarray
@@ -141,6 +165,7 @@ class Conditioned:
     options: ConditioningOptions = field(repr=False, default_factory=ConditioningOptions)
     stuck: np.ndarray | None = field(repr=False, default=None)
     near_stuck: np.ndarray | None = field(repr=False, default=None)
+    time_base: dict = field(repr=False, default_factory=dict)
 
     @property
     def data_length(self) -> int:
@@ -303,9 +328,23 @@ def _noise_std(v: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
     return 1.4826 * mad
 
 
+def _time_base(rec: Recording, options: ConditioningOptions) -> tuple[TimeBase | None, dict]:
+    """Step 0: the recording's cycle grid (None when nothing is repaired) and its summary."""
+    N = rec.n_samples
+    if not options.repair_time_base:
+        tb, reason = None, "switched off (repair_time_base=False)"
+    else:
+        tb, reason = find_time_base(rec.t, rec.q)
+    if tb is None:
+        return None, {"repaired": False, "method": None, "rows": N, "cycles": N, "repeated_rows": 0,
+                      "skipped_cycles": 0, "interpolated_cycles": 0, "period_s": rec.sample_period, "reason": reason}
+    dt = np.diff(rec.t)
+    return tb, tb.summary((float(dt.min()), float(dt.max())))
+
+
 def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions(),
               joint_kinds: Sequence[str] | None = None, *, require_motion: bool = True) -> Conditioned:
-    """Filter, differentiate, trim and gate a recording.
+    """Repair the time base, filter, differentiate, trim and gate a recording.
 
     Parameters
     ----------
@@ -320,6 +359,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     Returns
     -------
     Conditioned
+        One row per recorded row (minus the trimmed ends), whatever the time-base repair did.
 
     Raises
     ------
@@ -340,19 +380,24 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         if np.ptp(rec.q[:, j]) == 0.0 and (rec.qd is None or not np.any(rec.qd[:, j])):
             raise InputDataError(f"{rec.source}, column q{j + 1}: joint {j + 1} never moves (constant position)",
                                  hint="every joint of the model must move during the identification run")
-    cutoff = options.cutoff_hz if options.cutoff_hz is not None else default_cutoff(rec.q, dt, options)
+    tb, time_base = _time_base(rec, options)
+    if tb is None:
+        q_in, tau, qd_in, qdd_in = rec.q, rec.tau, rec.qd, rec.qdd
+    else:                                   # the cycle grid: repeats left out, skipped cycles interpolated
+        q_in, tau, qd_in, qdd_in = regrid(tb, rec.q, rec.tau, rec.qd, rec.qdd)
+        dt = tb.period
+    cutoff = options.cutoff_hz if options.cutoff_hz is not None else default_cutoff(q_in, dt, options)
     if cutoff >= 0.5 / dt:
         raise ConfigError(f"cutoff {cutoff:g} Hz is not below the Nyquist frequency {0.5 / dt:g} Hz of the recording",
                           hint="choose a lower cutoff", options=("cutoff",))
     order = options.filter_order
-    q_f = lowpass(rec.q, cutoff, dt, order)
-    if options.use_recorded_derivatives and rec.qd is not None:
-        qd = lowpass(rec.qd, cutoff, dt, order)
-        qdd = lowpass(rec.qdd, cutoff, dt, order) if rec.qdd is not None else _central_first(qd, dt)
+    q_f = lowpass(q_in, cutoff, dt, order)
+    if options.use_recorded_derivatives and qd_in is not None:
+        qd = lowpass(qd_in, cutoff, dt, order)
+        qdd = lowpass(qdd_in, cutoff, dt, order) if qdd_in is not None else _central_first(qd, dt)
     else:
         qd = _central_first(q_f, dt)
         qdd = _central_second(q_f, dt)
-    tau = rec.tau
     if tau is not None and options.torque_delay_s:
         tau = _shift(tau, options.torque_delay_s / dt)
     tau_f = lowpass(tau, cutoff, dt, order) if tau is not None else None
@@ -365,12 +410,17 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
 
     trim = options.trim if options.trim is not None else default_trim(cutoff, dt)
     trim += int(math.ceil(abs(options.torque_delay_s) / dt - 1e-6))  # shifted-in samples have no data
-    N = rec.n_samples
+    N = q_in.shape[0]
     if N - 2 * trim < 20:
         raise InputDataError(
             f"{rec.source}: {N} samples leave only {max(N - 2 * trim, 0)} after trimming {trim} at each end "
             f"for the {cutoff:.3g} Hz filter", hint="record longer or raise the cutoff", options=("cutoff",))
     keep = slice(trim, N - trim)
+    if tb is None:
+        rows, at = keep, slice(None)
+    else:                                   # the recorded rows whose cycle is kept, and that cycle
+        r0, r1 = (int(i) for i in np.searchsorted(tb.tick, [trim, N - trim]))
+        rows, at = slice(r0, r1), tb.tick[r0:r1] - trim
 
     qd_k = qd[keep]
     if options.velocity_threshold is not None:
@@ -388,8 +438,9 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         moving &= np.abs(qd_k) < upper
     stuck = near = np.zeros_like(moving)
     if options.detect_stick:
-        stuck, near = _stick(rec.q, cutoff, dt, order, qdd, keep)
+        stuck, near = _stick(q_in, cutoff, dt, order, qdd, keep)
         moving &= ~near
+    moving, stuck, near = moving[at], stuck[at], near[at]
     if require_motion:
         min_moving = 20
         for j in range(n):
@@ -397,12 +448,19 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
                 unit = velocity_unit(kinds[j])
                 raise InputDataError(
                     f"{rec.source}, column q{j + 1}: joint {j + 1} has only {int(moving[:, j].sum())} of "
-                    f"{qd_k.shape[0]} samples above the velocity threshold {thr[j]:.4g} {unit}",
+                    f"{moving.shape[0]} samples above the velocity threshold {thr[j]:.4g} {unit}",
                     hint="the joint barely moves: excite it (move faster / wider) or lower the velocity threshold")
+    if tau is None:
+        tau_raw = None
+    elif tb is None or options.torque_delay_s:
+        tau_raw = tau[keep][at]
+    else:
+        tau_raw = rec.tau[rows]
     return Conditioned(
-        t=rec.t[keep], q=q_f[keep], qd=qd_k, qdd=qdd[keep],
-        tau=None if tau_f is None else tau_f[keep],
-        q_raw=rec.q[keep], tau_raw=None if tau is None else tau[keep],
-        sign=sgn[keep], moving=moving, velocity_threshold=np.asarray(thr, dtype=float),
+        t=rec.t[rows], q=q_f[keep][at], qd=qd_k[at], qdd=qdd[keep][at],
+        tau=None if tau_f is None else tau_f[keep][at],
+        q_raw=rec.q[rows], tau_raw=tau_raw,
+        sign=sgn[keep][at], moving=moving, velocity_threshold=np.asarray(thr, dtype=float),
         upper_velocity_threshold=upper, cutoff_hz=float(cutoff), sample_period_s=float(dt),
-        raw_length=N, start=trim, options=options, stuck=stuck, near_stuck=near)
+        raw_length=rec.n_samples, start=rows.start, options=options, stuck=stuck, near_stuck=near,
+        time_base=time_base)
