@@ -66,6 +66,8 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     sol = solve(reg, plant, options, progress=step)
     confounded = confounding(plant, reg, sol)
     theta, status, notes, values = _complete(plant, reg, sol, confounded)
+    if (cond.time_base or {}).get("note"):
+        notes = [cond.time_base["note"], *notes]
     step("evaluation", 0.75)
     tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)  # every sample, in chunks
     errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
@@ -105,7 +107,15 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
     step("least squares", 0.55)
     indep = reg.independent
     weighting = "none" if options.estimator == "ols" else options.weighting
-    lsq = weighted_lstsq(reg.rows[:, indep], reg.y, reg.joint, plant.n_joints, weighting=weighting)
+    ridge = {}
+    if options.prior_regularization > 0 and plant.model.prior_parameters() is not None:
+        # toward the a-priori model: its base parameters (held values = the prior) on the model's columns
+        # only the link inertias carry an a-priori value (a counterbalance's charge, say, does not)
+        groups = plant.model.link_parameter_groups()
+        linked = np.concatenate(groups) if groups else np.arange(plant.n_model)
+        ridge = {"prior": reg.base.base_values(reg.theta_hold), "prior_mask": np.isin(indep, linked),
+                 "ridge": options.prior_regularization}
+    lsq = weighted_lstsq(reg.rows[:, indep], reg.y, reg.joint, plant.n_joints, weighting=weighting, **ridge)
     theta = reg.base.to_full(lsq.x, reg.theta_hold[reg.base.dependent])
     std = np.full(plant.n_params, np.nan)
     std[indep] = lsq.std

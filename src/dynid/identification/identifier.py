@@ -73,6 +73,10 @@ class Identifier:
         Fit on every k-th sample (default ``fs / (10 cutoff)``).
     prior_weight : float
         ``estimator="consistent"``: weight of the pull toward the model's prior (URDF) inertias.
+    regularize : float
+        Identify the deviation from the a-priori model (URDF/configuration inertias): ridge toward it of
+        this strength relative to the largest singular value (``IdentifyOptions.prior_regularization``);
+        0 = off.
     payload_of : FittedModel or path, optional
         A payload run (softMC ``IdentPayload``): keep the robot identified there fixed and identify the
         payload (mass/inertia, or the model's payload coefficients when ``config`` gives its mass).
@@ -91,7 +95,7 @@ class Identifier:
                  upper_threshold: float | Sequence[float] | None = None, upper_fraction: float | None = None,
                  weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
-                 prior_weight: float = DEFAULT_PRIOR_WEIGHT, payload_of: FittedModel | str | os.PathLike | None = None,
+                 prior_weight: float = DEFAULT_PRIOR_WEIGHT, regularize: float = 0.0, payload_of: FittedModel | str | os.PathLike | None = None,
                  element: str | None = None, group: int = 1, threads: int | None = None) -> None:
         self.model = model
         self.config = config
@@ -110,6 +114,7 @@ class Identifier:
         self.align = align
         self.decimate = decimate
         self.prior_weight = prior_weight
+        self.regularize = regularize
         self.payload_of = payload_of
         self.element = element
         self.group = group
@@ -118,7 +123,7 @@ class Identifier:
     # ------------------------------------------------------------------ scikit-learn conventions
     _PARAMS = ("model", "config", "urdf", "friction", "cutoff", "estimator", "units", "threshold", "upper_threshold",
                "upper_fraction", "weighting", "allowed", "trim", "torque_delay", "align", "decimate", "prior_weight",
-               "payload_of", "element", "group", "threads")
+               "regularize", "payload_of", "element", "group", "threads")
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's options."""
@@ -175,7 +180,8 @@ class Identifier:
         return IdentifyOptions(conditioning=copt, estimator=self.estimator, weighting=self.weighting,
                                allowed_error=self.allowed / 100.0,
                                consistent=ConsistentOptions(prior_weight=self.prior_weight),
-                               align_torque=self.align, decimate=self.decimate, select_cutoff=auto)
+                               align_torque=self.align, decimate=self.decimate, select_cutoff=auto,
+                               prior_regularization=float(self.regularize))
 
     def read(self, recording: Recording | str | os.PathLike, model: DynamicModel | None = None, *,
              require_tau: bool = True) -> Recording:

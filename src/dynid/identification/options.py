@@ -62,6 +62,13 @@ class IdentifyOptions:
         Choose the cutoff among 0.5, 1, 2, 4 × the default by held-out torque error
         (:func:`dynid.identification.select.select_cutoff`; ``--cutoff auto``) instead of using
         ``conditioning.cutoff_hz``.
+    prior_regularization : float
+        Identify the deviation from the a-priori model (URDF/configuration inertias) where the model has
+        one: weighted least squares with a ridge toward the prior's base parameters in unit-column
+        coordinates, of strength ``prior_regularization × s_max`` (the largest singular value of the
+        weighted regressor). Directions the data determine (singular value ≫ that) keep their
+        least-squares value; those it hardly sees stay near the prior. 0 (default) switches it off.
+        A Bayesian reading: a Gaussian prior on the unit-column parameters.
     """
 
     conditioning: ConditioningOptions = field(default_factory=ConditioningOptions)
@@ -74,6 +81,7 @@ class IdentifyOptions:
     align_torque: bool = False
     consistent: ConsistentOptions = field(default_factory=ConsistentOptions)
     select_cutoff: bool = False
+    prior_regularization: float = 0.0
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:

@@ -144,7 +144,8 @@ def _solve(W: np.ndarray, y: np.ndarray, row_scale: np.ndarray, col_scale: np.nd
 
 
 def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: int, *,
-                   weighting: str = "residual_std", rtol: float | None = None) -> LeastSquares:
+                   weighting: str = "residual_std", rtol: float | None = None, prior: np.ndarray | None = None,
+                   prior_mask: np.ndarray | None = None, ridge: float = 0.0) -> LeastSquares:
     """Solve ``W x ≈ y`` with per-joint row weights.
 
     Parameters
@@ -159,6 +160,10 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     weighting : {"residual_std", "torque_std", "none"}
     rtol : float, optional
         Relative rank tolerance (default ``max(shape)·eps``).
+    prior, prior_mask, ridge : optional
+        Regularisation toward ``prior`` ``(k,)`` on the columns ``prior_mask``: rows
+        ``ridge · s_max · (z - z_prior)`` appended in unit-column coordinates (``s_max`` the largest singular
+        value of the weighted, unit-column regressor).
 
     Raises
     ------
@@ -196,6 +201,15 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         w = w / w.max()
     wr = w[joint]
     z, R, piv, r, R0 = _solve(W, y, wr, scale, rtol)
+    if ridge > 0 and prior is not None and prior_mask is not None and np.any(prior_mask):
+        lam = ridge * float(np.linalg.svd(R, compute_uv=False)[0])
+        m = np.nonzero(prior_mask)[0]
+        extra = np.zeros((m.size, k))
+        extra[np.arange(m.size), m] = lam              # in unit-column coordinates: lam * z_m
+        W_aug = np.vstack([W * (wr[:, None] / scale[None, :]), extra])
+        y_aug = np.concatenate([y * wr, lam * prior[m] * scale[m]])
+        z, R, piv, r, _ = _solve(W_aug, y_aug, np.ones(W_aug.shape[0]), np.ones(k), rtol)
+        # the residual and covariance below are those of the data rows (the prior adds information)
     if weighting == "none" or n_joints == 1:
         R_unweighted = R0
     if r == 0:
