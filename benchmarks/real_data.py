@@ -65,6 +65,12 @@ TX40_REFERENCE = {"viscous": [8.05, 5.53, 1.97, 1.11, 1.86, 0.65], "coulomb": [7
                   "offset": [0.392, 1.37, 0.326, -0.102, -0.0288, 0.127],
                   "motor_armature": [0.00964], "motor_viscous": [0.616], "motor_coulomb": [1.95]}
 KUKA_FRICTION = "viscous+coulomb+offset+armature"
+KUKA_COUNTERBALANCE = {"joint": 2, "kind": "gas", "base_distance": 0.8, "link_distance": 0.2,
+                       "angle_offset": float(np.deg2rad(95.0)), "area": float(np.pi * (0.055**2 - 0.030**2) / 4),
+                       "volume": 2 * 0.00048}
+"""The axis-2 hydropneumatic counterbalance as a user configures it (spec/interfaces.md §4; the README's formula)."""
+KUKA_CHARGE = 1.01 * 296.8 * 328 * 2 * 0.0795
+"""The authors' gas charge p·V [J] (their formula's numerator)."""
 GAZ = {"cond": 121.88, "fit_percent": 1.41, "fv": [0.0665, 0.1987, 0.0399, 0.2257, 0.1023, -0.0132, 0.0638],
        "fc": [0.2450, 0.1523, 0.1827, 0.3591, 0.2669, 0.1658, 0.2109],
        "fo": [-0.1073, -0.1566, -0.0686, -0.2522, 0.0045, 0.0910, -0.0127]}
@@ -153,15 +159,20 @@ class Dynid:
         write_recording_csv(path, rec)
         return path
 
-    def identify(self, rec_path: Path, config: dict, *, urdf: Path | None = None, cutoff: str = "auto",
-                 estimator: str = "wls") -> dict:
-        """Run ``dynid identify`` in-process; returns result.json as a dict plus its path and run time."""
+    def identify(self, rec_path: Path, config: dict, *, urdf: Path | None = None, cutoff: str | None = "auto",
+                 estimator: str | None = "wls", extra: tuple[str, ...] = ()) -> dict:
+        """Run ``dynid identify`` in-process; returns result.json as a dict plus its path and run time.
+        ``cutoff``/``estimator`` None: dynid's defaults (the option is not passed)."""
         self.count += 1
         out = self.workdir / f"out{self.count}"
         cfg = self.workdir / f"config{self.count}.json"
         cfg.write_text(json.dumps(config))
         argv = ["identify", str(rec_path), "--model", "serial", "--config", str(cfg), "--out", str(out),
-                "--no-report", "--quiet", "--cutoff", str(cutoff), "--estimator", estimator]
+                "--no-report", "--quiet", *extra]
+        if cutoff is not None:
+            argv += ["--cutoff", str(cutoff)]
+        if estimator is not None:
+            argv += ["--estimator", estimator]
         if urdf is not None:
             argv += ["--urdf", str(urdf)]
         t0 = time.perf_counter()
@@ -187,11 +198,15 @@ class Dynid:
 
 
 def dynid_summary(result: dict) -> dict:
-    diag = [d["code"] for d in result["metrics"].get("diagnostics_detail", [])]
+    diag = result["metrics"].get("diagnostics_detail", [])
     return {"cutoff_hz": result["conditioning"]["cutoff_hz"], "n_base": result["base_parameters"]["count"],
             "rank": result["metrics"]["rank"], "cond": result["metrics"]["condition_number"],
-            "seconds": result["_seconds"], "diagnostics": sorted(set(diag)),
-            "cutoff_selection": result.get("cutoff_selection"), "friction_model": result["friction"]["model"]}
+            "seconds": result["_seconds"], "diagnostics": sorted({d["code"] for d in diag}),
+            "errors": [f"[axis {d['joint']}] {d['code']}" if d.get("joint") else d["code"]
+                       for d in diag if d["severity"] == "error"],
+            "success": result["metrics"]["success"], "selection": result.get("selection"),
+            "selection_note": next((n for n in result.get("notes", []) if n.startswith("chosen by held-out")), None),
+            "friction_model": result["friction"]["model"]}
 
 
 # ------------------------------------------------------------------------------ the Pinocchio baseline
@@ -325,21 +340,25 @@ def run_panda(folder: Path, tool: Dynid) -> dict:
            "rows": {}}
     dt = rec.sample_period
 
-    def dynid_row(estimator: str, cutoff: str = "auto") -> dict:
-        res = tool.identify(files["fit"], config, urdf=urdf, cutoff=cutoff, estimator=estimator)
-        chosen = {**config, "friction": res["friction"]["model"]}  # the model 'auto' chose on the fit part
+    def dynid_row(estimator: str | None, cutoff: str | None = "auto", cfg: dict = config) -> dict:
+        res = tool.identify(files["fit"], cfg, urdf=urdf, cutoff=cutoff, estimator=estimator)
+        chosen = {**cfg, "friction": res["friction"]["model"]}  # the model 'auto' chose on the fit part
         full = tool.identify(files["full"], chosen, urdf=urdf, cutoff=str(res["conditioning"]["cutoff_hz"]),
                              estimator=estimator)
         p_held, m_held = tool.predict(res, files["held"])
         p_full, m_full = tool.predict(full, files["full"])
         row = dynid_summary(res)
+        fr = full["friction"]
         row.update(held=scores(p_held, m_held), fit_full=scores(p_full, m_full),
                    fit_full_filtered_percent=filtered_rel(p_full, m_full, full["conditioning"]["cutoff_hz"], dt),
-                   cond_full=full["metrics"]["condition_number"], friction={k: full["friction"][k] for k in
-                                                                            ("viscous", "coulomb", "offset")},
+                   cond_full=full["metrics"]["condition_number"],
+                   friction={k: fr.get(k, [float("nan")] * 7) for k in ("viscous", "coulomb", "offset")},
                    estimator=estimator, _cutoff=str(res["conditioning"]["cutoff_hz"]))
         return row
 
+    out["rows"]["dynid defaults"] = dynid_row(None, None, {})
+    default_full = tool.identify(files["full"], {}, urdf=urdf, cutoff=None, estimator=None)
+    out["full_record_defaults"] = dynid_summary(default_full)
     wls = dynid_row("wls")
     out["rows"]["dynid WLS"] = wls
     out["rows"]["dynid consistent"] = dynid_row("consistent", wls["_cutoff"]) if CONSISTENT else NA
@@ -408,12 +427,15 @@ def panda_findings(rec: Recording, tool: Dynid, config: dict, urdf: Path, cut: i
     rows = {}
     N = rec.n_samples
     held_ticks = tb["tick"][cut:] - gcut
-    for name, r, c in (("dynid WLS, cycle grid (dq as recorded)", g, gcut),
-                       ("dynid WLS, positions only (no dq), as recorded", Recording(rec.t, rec.q, rec.tau), cut),
-                       ("dynid WLS, positions only, cycle grid", Recording(g.t, g.q, g.tau), gcut)):
+    for name, r, c, cfg in (
+            ("dynid WLS, cycle grid (dq as recorded)", g, gcut, config),
+            ("dynid WLS, positions only (no dq), as recorded", Recording(rec.t, rec.q, rec.tau), cut, config),
+            ("dynid WLS, positions only, cycle grid", Recording(g.t, g.q, g.tau), gcut, config),
+            ("dynid defaults, positions only (no dq), as recorded", Recording(rec.t, rec.q, rec.tau), cut, None)):
         fit_file = tool.write(r.slice(0, c), "panda_variant_fit")
         held_file = tool.write(r.slice(c, r.n_samples), "panda_variant_held")
-        res = tool.identify(fit_file, config, urdf=urdf, cutoff=cutoff)
+        res = (tool.identify(fit_file, cfg, urdf=urdf, cutoff=cutoff) if cfg is not None else
+               tool.identify(fit_file, {}, urdf=urdf, cutoff=None, estimator=None))
         p, m = tool.predict(res, held_file)
         if r is not rec and r.n_samples != N:     # cycle grid: score on the recorded rows (their cycle's prediction)
             p, m = p[held_ticks], rec.tau[cut:]
@@ -440,9 +462,9 @@ def run_tx40(folder: Path, tool: Dynid) -> dict:
                                                     "recording": "motor positions and motor torques as recorded"},
            "rows": {}}
 
-    def dynid_row(estimator: str, cutoff: str = "auto") -> dict:
-        res = tool.identify(files["fit"], config, urdf=urdf, cutoff=cutoff, estimator=estimator)
-        chosen = {**config, "friction": res["friction"]["model"]}  # the model 'auto' chose on the fit part
+    def dynid_row(estimator: str | None, cutoff: str | None = "auto", cfg: dict = config) -> dict:
+        res = tool.identify(files["fit"], cfg, urdf=urdf, cutoff=cutoff, estimator=estimator)
+        chosen = {**cfg, "friction": res["friction"]["model"]}  # the model 'auto' chose on the fit part
         full = tool.identify(files["full"], chosen, urdf=urdf, cutoff=str(res["conditioning"]["cutoff_hz"]),
                              estimator=estimator)
         p_held, m_held = tool.predict(res, files["held"])
@@ -452,6 +474,7 @@ def run_tx40(folder: Path, tool: Dynid) -> dict:
                    estimator=estimator, _cutoff=str(res["conditioning"]["cutoff_hz"]), _pred=p_held)
         return row
 
+    out["rows"]["dynid defaults"] = dynid_row(None, None, {"transmission": TX40_TRANSMISSION})
     wls = dynid_row("wls")
     out["rows"]["dynid WLS"] = wls
     out["rows"]["dynid consistent"] = dynid_row("consistent", wls["_cutoff"]) if CONSISTENT else NA
@@ -537,8 +560,9 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
            "not modelled": "axis-2 hydropneumatic counterbalance (dynid has no such term; the baseline has its "
                            "column)"}, "rows": {}}
 
-    def dynid_row(estimator: str, cutoff: str = "auto") -> dict:
-        res = tool.identify(files["A"], config, cutoff=cutoff, estimator=estimator)
+    def dynid_row(estimator: str | None, cutoff: str | None = "auto", cfg: dict = config,
+                  extra: tuple[str, ...] = ()) -> dict:
+        res = tool.identify(files["A"], cfg, cutoff=cutoff, estimator=estimator, extra=extra)
         row = dynid_summary(res)
         for n in "ABC":
             row[n] = scores(*tool.predict(res, files[n]))
@@ -546,6 +570,14 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
                    armature=identified_friction(res, ("armature",))["armature"])
         return row
 
+    documented = {k: v for k, v in config.items() if k != "friction"}
+    documented["counterbalance"] = [KUKA_COUNTERBALANCE]
+    out["documented_config"] = documented
+    out["rows"]["dynid defaults"] = dynid_row(None, None, documented)
+    best = {**documented, "friction": KUKA_FRICTION, "parameters": {"CB2.c": KUKA_CHARGE}}
+    out["rows"]["dynid best"] = dynid_row("wls", "10", best, ("--regularize", "0.1"))
+    out["best_config"] = {"friction": KUKA_FRICTION, "counterbalance charge c [J] (known)": KUKA_CHARGE,
+                          "cutoff_hz": 10, "regularize": 0.1}
     wls = dynid_row("wls")
     out["rows"]["dynid WLS"] = wls
     out["rows"]["dynid consistent"] = dynid_row("consistent", wls["_cutoff"]) if CONSISTENT else NA
@@ -627,7 +659,15 @@ def print_panda(res: dict) -> list[tuple[str, bool | None, str]]:
         print(f"  {name:<52} held-out {v['held_rel_percent']:.2f} % (cutoff {v['cutoff_hz']:.2f} Hz)")
     print(f"  the measured torque above the {res['rows']['dynid WLS']['cutoff_hz']:.2f} Hz cutoff alone is "
           f"{f['torque_above_cutoff_percent']:.2f} % of ||tau|| (a floor for any error against the raw torque)")
+    full = res["full_record_defaults"]
+    print(f"full record, dynid defaults: {'passed' if full['success'] else 'failed'}; errors: "
+          f"{', '.join(full['errors']) or 'none'}")
     out = []
+    pos = f["variants"]["dynid defaults, positions only (no dq), as recorded"]["held_rel_percent"]
+    out.append(("Panda positions-only held-out <= 5.4 % (dynid defaults, issue 15)", pos <= 5.4, f"{pos:.2f} %"))
+    named = any("axis 7" in e for e in full["errors"])
+    out.append(("Panda full record passes, or fails naming axis 7 (dynid defaults, issue 15)",
+                bool(full["success"] or named), "passed" if full["success"] else "; ".join(full["errors"])))
     for name in ("dynid WLS", "dynid consistent"):
         row = res["rows"][name]
         if isinstance(row, str):
@@ -655,14 +695,12 @@ def print_panda(res: dict) -> list[tuple[str, bool | None, str]]:
 
 def print_dynid_notes(res: dict) -> None:
     """dynid's own diagnoses and the cutoff selection of its WLS run."""
-    row = res["rows"]["dynid WLS"]
-    sel = row.get("cutoff_selection")
-    if sel:
-        cands = ", ".join(f"{c:.3g} Hz: {100 * v:.2f} %" if v is not None else f"{c:.3g} Hz: -"
-                          for c, v in zip(sel["candidates_hz"], sel["held_out_nrmse"]))
-        print(f"dynid --cutoff auto (two-fold NRMSE on the fit data): {cands} -> {sel['chosen_hz']:.3g} Hz "
-              f"(default {sel['default_hz']:.3g} Hz)")
-    print(f"dynid diagnoses (WLS fit): {', '.join(row['diagnostics']) or 'none'}")
+    for name in ("dynid defaults", "dynid WLS"):
+        row = res["rows"][name]
+        if row.get("selection_note"):
+            print(f"{name}: {row['selection_note']}")
+        print(f"{name} verdict: {'passed' if row['success'] else 'failed'}; errors: {', '.join(row['errors']) or 'none'}; "
+              f"diagnoses: {', '.join(row['diagnostics']) or 'none'}; {row['seconds']:.1f} s")
 
 
 def _per_joint_check(mine, theirs) -> tuple[bool, str]:
@@ -697,6 +735,9 @@ def print_tx40(res: dict) -> list[tuple[str, bool | None, str]]:
         print(f"  {name:<14} held-out RMSE [N m] at rest {_fmt_vec(r['rest_rmse'])} (mean error "
               f"{_fmt_vec(r['rest_mean_error'])}), moving {_fmt_vec(r['moving_rmse'])}")
     out = []
+    d = res["rows"]["dynid defaults"]["held"]["rel_percent"]
+    out.append(("TX40 held-out <= 20 % with only the drive train configured (dynid defaults, issue 15)", d <= 20.0,
+                f"{d:.2f} %"))
     base = res["rows"]["Pinocchio OLS"]["held"]["nrmse"]
     for name in ("dynid WLS", "dynid consistent"):
         row = res["rows"][name]
@@ -725,7 +766,14 @@ def print_kuka(res: dict) -> list[tuple[str, bool | None, str]]:
           "torque at rest (start, end) axis 1 " + ", ".join(f"{n}: {v[0]:.0f}, {v[1]:.0f}" for n, v in
                                                           f["rest_torque_axis1"].items()) +
           "; axis 2 " + ", ".join(f"{n}: {v[0]:.0f}, {v[1]:.0f}" for n, v in f["rest_torque_axis2"].items()) + " N m")
+    print(f"documented configuration: kinematics.json, transmission, counterbalance {json.dumps(KUKA_COUNTERBALANCE)}; "
+          f"'dynid best' adds {json.dumps(res['best_config'])}")
     out = []
+    for name in ("dynid defaults", "dynid best"):
+        row = res["rows"][name]
+        out.append((f"KUKA A -> B and C <= 15 % each ({name}, documented configuration, issue 15)",
+                    row["B"]["rel_percent"] <= 15 and row["C"]["rel_percent"] <= 15,
+                    f"B {row['B']['rel_percent']:.2f} %, C {row['C']['rel_percent']:.2f} %"))
     for name in ("dynid WLS", "dynid consistent"):
         row = res["rows"][name]
         for n in "BC":

@@ -24,12 +24,12 @@ THETA = [0.5, 0.0, 20.0, 0.0, 0.8, 1.5]
 SOUND = SineMotion([-2.0], [2.0], [0.5], record_s=12)
 
 
-def identify_and_report(tmp: Path, rec, model: str, capsys=None) -> Path:
+def identify_and_report(tmp: Path, rec, model: str, capsys=None, extra=()) -> Path:
     """Write ``rec`` as CSV, run ``dynid identify`` and ``dynid report``; return the result folder."""
     csv = tmp / "run.csv"
     write_recording_csv(csv, rec)
     out = tmp / "out"
-    code = main(["identify", str(csv), "--model", model, "--out", str(out), "--quiet"])
+    code = main(["identify", str(csv), "--model", model, "--out", str(out), "--quiet", *extra])
     assert code in (0, 1), f"identify exited {code}"
     assert main(["report", str(out), "--quiet"]) == 0
     return out

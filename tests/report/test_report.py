@@ -179,7 +179,7 @@ def test_failed_identification_has_a_failed_banner(tmp_path):
 
     plant = Plant(make_model("linear2"))
     rec = simulate(plant, [10.0, 10 * 9.80665, 0.0, 20.0, 5.0], SineMotion([-0.1], [0.1], [0.4], record_s=10), seed=3)
-    folder = identify_and_report(tmp_path, rec, "linear1")
+    folder = identify_and_report(tmp_path, rec, "linear1", extra=("--friction", "viscous+coulomb"))
     res = result_of(folder)
     assert res["metrics"]["success"] is False
     page = parse_page(folder / "report.html")

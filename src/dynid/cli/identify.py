@@ -21,7 +21,8 @@ def add_common_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, metavar="NAME", help="model name (see 'dynid models')")
     p.add_argument("--config", metavar="FILE", help="model configuration (JSON, YAML or TOML)")
     p.add_argument("--urdf", metavar="FILE", help="URDF of the robot (model 'serial')")
-    p.add_argument("--friction", metavar="TERMS", help="friction model, e.g. viscous+coulomb+offset (overrides the config)")
+    p.add_argument("--friction", metavar="TERMS", help="friction model, e.g. viscous+coulomb+offset (overrides the "
+                   "config; default: the config's, else 'auto': chosen by held-out error)")
 
 
 def add_parser(sub) -> None:
@@ -34,9 +35,15 @@ def add_parser(sub) -> None:
         formatter_class=HelpFormatter)
     p.add_argument("recording", metavar="REC", help="recording file")
     add_common_model_args(p)
-    p.add_argument("--cutoff", type=_cutoff, metavar="HZ|auto", help="low-pass cutoff (default: 20 x the motion "
-                   "bandwidth, within 0.5 Hz .. min(125 Hz, 0.4 fs)); 'auto': the candidate (0.5, 1, 2, 4 x that) "
-                   "with the lowest held-out torque error, fitting 70 %% of the recording and validating on the rest")
+    p.add_argument("--cutoff", type=_cutoff, default="auto", metavar="HZ|auto|default",
+                   help="low-pass cutoff; 'auto' (default): the candidate (0.5, 1, 2, 4 x the motion-based cutoff) "
+                        "with the lowest held-out torque error (two folds: fit 70 %% of the recording, validate on "
+                        "the rest), chosen together with an 'auto' friction model and prior regularisation; "
+                        "'default': 20 x the motion bandwidth, within 0.5 Hz .. min(125 Hz, 0.4 fs)")
+    p.add_argument("--regularize", type=_regularize, default="auto", metavar="R|auto",
+                   help="identify the deviation from the a-priori model (URDF/config inertias): ridge of strength "
+                        "R (relative to the largest singular value) toward it; 0 = off; 'auto' (default): 0, 0.01 "
+                        "or 0.1 by held-out error where the model has a-priori inertias")
     p.add_argument("--units", choices=("si", "softmc"), default="si",
                    help="position units of the file: si (rad, m) or softmc (deg, mm)")
     p.add_argument("--element", metavar="NAME", help="softMC element name in the PRG (default: robot type, or the axis name)")
@@ -76,9 +83,23 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+def _regularize(text: str):
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'auto', got {text!r}")
+    return value
+
+
 def _cutoff(text: str):
     if text.strip().lower() == "auto":
         return "auto"
+    if text.strip().lower() == "default":
+        return None
     try:
         return float(text)
     except ValueError:
@@ -94,7 +115,8 @@ def estimator(args) -> Identifier:
                       estimator=args.estimator, units=args.units, threshold=one(thr), upper_threshold=one(upper),
                       upper_fraction=args.upper_fraction, weighting=args.weighting, allowed=args.allowed,
                       trim=args.trim, torque_delay=args.torque_delay, align=args.align, decimate=args.decimate,
-                      prior_weight=args.prior_weight, payload_of=args.payload_of, element=args.element,
+                      prior_weight=args.prior_weight, regularize=args.regularize, payload_of=args.payload_of,
+                      element=args.element,
                       group=args.group, threads=args.threads)
 
 

@@ -50,9 +50,11 @@ class Identifier:
     urdf : path, optional
         URDF of the robot (model ``serial``).
     friction : str, optional
-        Friction model (``viscous+coulomb+offset``, ``auto`` ...); overrides the configuration's.
-    cutoff : float or "auto", optional
-        Low-pass cutoff [Hz] (default: 20 × the motion bandwidth); ``"auto"``: chosen by held-out error.
+        Friction model (``viscous+coulomb+offset``, ``auto`` ...); overrides the configuration's. Default:
+        the configuration's ``friction``, else ``auto`` (chosen by held-out error).
+    cutoff : float, "auto" or None
+        Low-pass cutoff [Hz]; ``"auto"`` (default): chosen by held-out error among 0.5, 1, 2, 4 × the
+        motion-based default; ``None``: that default (20 × the motion bandwidth).
     estimator : {"wls", "ols", "irls", "consistent"}
     units : {"si", "softmc"}
         Position units of recording files read by :meth:`fit` and :meth:`predict`.
@@ -73,10 +75,11 @@ class Identifier:
         Fit on every k-th sample (default ``fs / (10 cutoff)``).
     prior_weight : float
         ``estimator="consistent"``: weight of the pull toward the model's prior (URDF) inertias.
-    regularize : float
+    regularize : float or "auto"
         Identify the deviation from the a-priori model (URDF/configuration inertias): ridge toward it of
         this strength relative to the largest singular value (``IdentifyOptions.prior_regularization``);
-        0 = off.
+        0 = off; ``"auto"`` (default): chosen by held-out error among 0, 0.01, 0.1 where the model has
+        a-priori values (the cutoff, friction and regularisation are chosen together, in one pass).
     payload_of : FittedModel or path, optional
         A payload run (softMC ``IdentPayload``): keep the robot identified there fixed and identify the
         payload (mass/inertia, or the model's payload coefficients when ``config`` gives its mass).
@@ -90,12 +93,12 @@ class Identifier:
     """
 
     def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
-                 urdf: str | os.PathLike | None = None, friction: str | None = None, cutoff: float | str | None = None,
+                 urdf: str | os.PathLike | None = None, friction: str | None = None, cutoff: float | str | None = "auto",
                  estimator: str = "wls", units: str = "si", threshold: float | Sequence[float] | None = None,
                  upper_threshold: float | Sequence[float] | None = None, upper_fraction: float | None = None,
                  weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
-                 prior_weight: float = DEFAULT_PRIOR_WEIGHT, regularize: float = 0.0, payload_of: FittedModel | str | os.PathLike | None = None,
+                 prior_weight: float = DEFAULT_PRIOR_WEIGHT, regularize: float | str = "auto", payload_of: FittedModel | str | os.PathLike | None = None,
                  element: str | None = None, group: int = 1, threads: int | None = None) -> None:
         self.model = model
         self.config = config
@@ -159,6 +162,8 @@ class Identifier:
             config = dict(self.config or {})
         if self.friction:
             config["friction"] = self.friction
+        elif "friction" not in config:
+            config["friction"] = "auto"     # dynid's default: the friction model the data choose
         kwargs = {} if self.urdf is None else {"urdf": self.urdf}
         try:
             return make_model(self.model, config, **kwargs)
@@ -173,6 +178,12 @@ class Identifier:
         auto = isinstance(self.cutoff, str)
         if auto and self.cutoff.strip().lower() != "auto":
             raise ConfigError(f"cutoff must be a frequency in Hz or 'auto', got {self.cutoff!r}", options=("cutoff",))
+        ridge_auto = isinstance(self.regularize, str)
+        if ridge_auto and self.regularize.strip().lower() != "auto":
+            raise ConfigError(f"regularize must be a number >= 0 or 'auto', got {self.regularize!r}",
+                              options=("regularize",))
+        if not ridge_auto and not float(self.regularize) >= 0:
+            raise ConfigError(f"regularize must be >= 0, got {self.regularize!r}", options=("regularize",))
         copt = ConditioningOptions(cutoff_hz=None if auto or self.cutoff is None else float(self.cutoff),
                                    velocity_threshold=self.threshold, trim=self.trim, torque_delay_s=self.torque_delay,
                                    upper_velocity_threshold=self.upper_threshold,
@@ -181,7 +192,8 @@ class Identifier:
                                allowed_error=self.allowed / 100.0,
                                consistent=ConsistentOptions(prior_weight=self.prior_weight),
                                align_torque=self.align, decimate=self.decimate, select_cutoff=auto,
-                               prior_regularization=float(self.regularize))
+                               prior_regularization=0.0 if ridge_auto else float(self.regularize),
+                               select_regularization=ridge_auto)
 
     def read(self, recording: Recording | str | os.PathLike, model: DynamicModel | None = None, *,
              require_tau: bool = True) -> Recording:

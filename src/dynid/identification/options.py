@@ -53,7 +53,8 @@ class IdentifyOptions:
     decimate : int, optional
         Fit on every ``decimate``-th sample (Gautier's parallel filtering + decimation): the filtered
         signals hold no information above the cutoff, so the default ``max(1, floor(fs / (10·cutoff)))``
-        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap. The errors
+        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap; beyond
+        ``regression.FIT_SAMPLES`` (10 000) samples it decimates further. The errors
         and the REC still use every sample.
     align_torque : bool
         Estimate the torque/kinematics delay after a first fit and, if it is at least half a
@@ -69,6 +70,10 @@ class IdentifyOptions:
         weighted regressor). Directions the data determine (singular value ≫ that) keep their
         least-squares value; those it hardly sees stay near the prior. 0 (default) switches it off.
         A Bayesian reading: a Gaussian prior on the unit-column parameters.
+    select_regularization : bool
+        Choose ``prior_regularization`` among :data:`~dynid.identification.select.RIDGES` by held-out error
+        (with the cutoff and the friction model when those are ``auto``:
+        :func:`~dynid.identification.select.select_auto`).
     """
 
     conditioning: ConditioningOptions = field(default_factory=ConditioningOptions)
@@ -82,6 +87,7 @@ class IdentifyOptions:
     consistent: ConsistentOptions = field(default_factory=ConsistentOptions)
     select_cutoff: bool = False
     prior_regularization: float = 0.0
+    select_regularization: bool = False
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:

@@ -33,7 +33,7 @@ from .fit import Fit, fit_once
 from .options import ESTIMATORS, IdentifyOptions, ParameterStatus
 from .result import Identification
 from .robust import robust
-from .select import aligned, select_cutoff, select_friction
+from .select import aligned, select_auto
 
 __all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus", "ESTIMATORS"]
 
@@ -67,37 +67,21 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     """
     if options.estimator == "consistent":
         link_groups(plant)  # fail early, before any work, for models without link-wise inertias
-    # the estimator the selections score candidates with, and the final fit (with the delay alignment,
-    # which the robust estimator repeats inside each of its refits)
-    estimator: Fit = robust(fit_once) if options.estimator == "irls" else fit_once
+    # the final fit (with the delay alignment, which the robust estimator repeats inside each of its refits)
     inner: Fit = aligned(fit_once) if options.align_torque else fit_once
     final: Fit = robust(inner) if options.estimator == "irls" else inner
     notes: list[str] = []
     selections: dict = {}
-
-    def chosen_friction(rec_, plant_, options_, progress=None) -> tuple[Plant, str | None]:
-        """The plant with the friction model the data choose, when it asks for one (``friction: auto``)."""
-        if not plant_.auto_friction:
-            return plant_, None
-        sel = select_friction(rec_, plant_, options_, progress=progress, fit=estimator)
-        return Plant(plant_.model.with_config(friction=sel.chosen)), sel.note()
-
-    def with_friction_choice(rec_, plant_, options_, progress=None):
-        """The estimator, after choosing the friction model when the plant asks for it."""
-        chosen, note = chosen_friction(rec_, plant_, options_, progress)
-        res = estimator(rec_, chosen, options_, progress=progress)
-        return res if note is None else replace(res, notes=res.notes + (note,))
-
-    if options.select_cutoff:
-        csel = select_cutoff(rec, plant, replace(options, select_cutoff=False), progress=progress,
-                             fit=with_friction_choice)
-        options = replace(options, select_cutoff=False,
-                          conditioning=replace(options.conditioning, cutoff_hz=csel.chosen_hz))
-        notes.append(csel.note())
-        selections["cutoff_selection"] = csel.to_dict()
-    plant, fnote = chosen_friction(rec, plant, options, progress)
-    if fnote is not None:
-        notes.insert(0, fnote)
+    ridge = options.select_regularization and plant.model.prior_parameters() is not None
+    if options.select_cutoff or plant.auto_friction or ridge:
+        sel = select_auto(rec, plant, options, cutoff=options.select_cutoff, friction=plant.auto_friction,
+                          ridge=ridge, progress=progress)
+        options = replace(options, select_cutoff=False, select_regularization=False, prior_regularization=sel.ridge,
+                          conditioning=replace(options.conditioning, cutoff_hz=sel.cutoff_hz))
+        if plant.auto_friction:
+            plant = Plant(plant.model.with_config(friction=sel.friction))
+        notes.append(sel.note())
+        selections["selection"] = sel.to_dict()
     res = final(rec, plant, options, progress=progress)
     if notes or selections:
         res = replace(res, notes=res.notes + tuple(notes), selections={**res.selections, **selections})

@@ -53,7 +53,7 @@ from .fit import Fit, fit_once
 from .options import IdentifyOptions
 from .result import Identification
 
-__all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for", "CutoffSelection",
+__all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for", "CutoffSelection", "AutoSelection", "select_auto", "RIDGES",
            "select_cutoff", "FACTORS", "aligned", "MIN_GAIN", "FIT_SHARE"]
 
 MIN_GAIN = 0.02
@@ -233,3 +233,220 @@ def aligned(fit: Fit) -> Fit:
         return fit(rec, plant, replace(options, conditioning=copt, align_torque=False), progress=progress)
 
     return fit_aligned
+
+
+# ------------------------------------------------------------------------------ the joint choice
+
+SELECTION_SAMPLES = 4000
+"""At most this many (decimated) samples score the candidates of :func:`select_auto`."""
+RIDGES = (0.0, 0.01, 0.1)
+"""Prior-regularisation strengths tried by ``auto`` when the model has a-priori inertias
+(:attr:`IdentifyOptions.prior_regularization`)."""
+
+
+@dataclass(frozen=True)
+class AutoSelection:
+    """The cutoff, friction model and prior regularisation chosen together by held-out error.
+
+    ``scores``: ``{(cutoff_hz, friction, ridge): held-out NRMSE}`` of every combination tried.
+    """
+
+    cutoff_hz: float
+    friction: str
+    ridge: float
+    default_hz: float
+    scores: dict
+
+    def note(self) -> str:
+        best = self.scores.get((self.cutoff_hz, self.friction, self.ridge), float("nan"))
+        parts = [f"cutoff {self.cutoff_hz:.3g} Hz (default {self.default_hz:.3g} Hz)", f"friction {self.friction}"]
+        if any(r for _, _, r in self.scores):
+            parts.append(f"prior regularisation {self.ridge:g}")
+        return (f"chosen by held-out error (two folds, {len(self.scores)} combinations): " + ", ".join(parts)
+                + f"; held-out NRMSE {100 * best:.3f} %")
+
+    def to_dict(self) -> dict:
+        return {"cutoff_hz": self.cutoff_hz, "friction": self.friction, "prior_regularization": self.ridge,
+                "default_cutoff_hz": self.default_hz,
+                "candidates": [{"cutoff_hz": c, "friction": f, "prior_regularization": r, "held_out_nrmse": v}
+                               for (c, f, r), v in self.scores.items()]}
+
+
+def _solve_gram(G: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """``G x = h`` for a small symmetric positive semi-definite ``G`` (unit-diagonal scaling, a tiny jitter
+    for the directions the data do not see: those get the minimum-norm-like value, which predicts alike)."""
+    d = np.sqrt(np.maximum(np.diag(G), 0.0))
+    d[d == 0] = 1.0
+    Gs = G / np.outer(d, d)
+    Gs[np.diag_indices_from(Gs)] += 1e-10
+    return np.linalg.solve(Gs, h / d) / d
+
+
+def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = None, *, cutoff: bool = True,
+                friction: bool = True, ridge: bool = True, factors: Sequence[float] = FACTORS,
+                progress: Callable[[str, float], None] | None = None) -> AutoSelection:
+    """Choose the cutoff, the friction model and the prior regularisation together, fast.
+
+    Every combination is scored as :func:`select_friction` and :func:`select_cutoff` score theirs — two
+    folds (fit on the first 70 % / hold out the last 30 %, and the reverse), held-out torque NRMSE against
+    the raw measured torque, averaged over joints and folds — but without refitting from scratch: per
+    cutoff the recording is conditioned once and the regressor evaluated once on the decimated samples
+    (the rigid-body base columns and the union of the candidates' friction columns); per time block and
+    joint its Gram matrices are summed, and each candidate's weighted (and regularised) least squares and
+    its held-out error come from those small matrices. The choice: among the combinations within
+    ``MIN_GAIN`` (2 %) of the best score, the fewest friction parameters, then the default cutoff, then no
+    regularisation, then the lowest score.
+
+    ``cutoff``/``friction``/``ridge``: which choices to make (the others stay as ``options``/``plant`` say).
+    """
+    from .regression import default_decimation, known_parameters
+    from .base_params import structural_base
+    from .fit import condition_for
+
+    options = options if options is not None else IdentifyOptions()
+    model = plant.model
+    step = progress or (lambda stage, frac: None)
+    copt = options.conditioning
+    dt = rec.sample_period
+    default_hz = default_cutoff(rec.q, dt, copt)
+    if cutoff:
+        cutoffs = sorted({float(f * default_hz) for f in factors if 0 < f * default_hz < 0.4 / dt} | {default_hz})
+    else:
+        cutoffs = [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
+    specs = candidates_for(model) if friction else (plant.friction.spec,)
+    prior = model.prior_parameters()
+    ridges = RIDGES if ridge and prior is not None else (options.prior_regularization,)
+    plants = {s: Plant(model.with_config(friction=s)) for s in specs}
+    # the rigid-body base columns (friction never merges into them except an armature about a base axis,
+    # which the small solves absorb), the known parameters, the prior's base values
+    first = plants[specs[0]]
+    known = {i: v for i, v in known_parameters(first).items() if i < model.n_params}
+    base = structural_base(first, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+    rb = np.array([i for i in base.independent if i < model.n_params], dtype=int)
+    hold = np.zeros(first.n_params)
+    for i, v in known.items():
+        hold[i] = v
+    if prior is not None:
+        for i in range(model.n_params):
+            if i not in known:
+                hold[i] = prior[i]
+    groups = model.link_parameter_groups()
+    linked = np.concatenate(groups) if groups else np.arange(model.n_params)
+    base_prior = base.base_values(hold)[: rb.size] if prior is not None else np.zeros(rb.size)
+    ridge_mask = np.isin(rb, linked) if prior is not None else np.zeros(rb.size, bool)
+    names: list[str] = []                                   # the union of the candidates' friction columns
+    cols_of: dict[str, list[int]] = {}
+    for s, p in plants.items():
+        cols_of[s] = []
+        for nm in p.friction.param_names:
+            if nm not in names:
+                names.append(nm)
+            cols_of[s].append(rb.size + names.index(nm))
+    P = rb.size + len(names)
+    known_vec = np.zeros(model.n_params)
+    for i, v in known.items():
+        known_vec[i] = v
+    scores: dict[tuple[float, str, float], float] = {}
+    for c_i, fc in enumerate(cutoffs):
+        step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * c_i / len(cutoffs))
+        opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
+        try:
+            cond = condition_for(rec, first, opts)
+        except DynidError:
+            continue
+        # scored on a subsample: the fold fits estimate a few dozen parameters, a few thousand states do
+        k = max(options.decimate or default_decimation(cond), -(-cond.data_length // SELECTION_SAMPLES))
+        idx = np.arange(0, cond.data_length, k)
+        q, qd, qdd = cond.q[idx], cond.qd[idx], cond.qdd[idx]
+        Ym = model.regressor(q, qd, qdd)
+        M, n = q.shape
+        A = np.empty((M, n, P))
+        A[..., : rb.size] = Ym[..., rb]
+        off = model.offset(q, qd, qdd) + Ym @ known_vec
+        del Ym
+        # the held-out rows are scored as dynid predict evaluates them: the Coulomb step at sign(qd) where the
+        # velocity is known (the fit's smoothed sign would blur every reversal and favour high cutoffs)
+        sign_fit = cond.sign[idx]
+        sign_eval = sign_fit.copy()
+        exact = np.where(np.abs(qd) > cond.velocity_threshold, np.sign(qd), 0.0)
+        if cond.near_stuck is not None:
+            exact = np.where(cond.near_stuck[idx], sign_fit[:, :n], exact)
+        sign_eval[:, :n] = exact
+        E = np.empty_like(A)
+        E[..., : rb.size] = A[..., : rb.size]
+        for s, p in plants.items():
+            A[..., cols_of[s]] = p.friction.columns(qd, qdd, sign_fit)
+            E[..., cols_of[s]] = p.friction.columns(qd, qdd, sign_eval)
+        y_fit = cond.tau[idx] - off
+        y_raw = cond.tau_raw[idx] - off
+        moving = cond.moving[idx]
+        pos = idx / max(cond.data_length, 1)
+        blocks = np.digitize(pos, [1 - FIT_SHARE, FIT_SHARE])          # 0: first 30 %, 1: middle, 2: last 30 %
+        G_fit = np.zeros((3, n, P, P))
+        h_fit = np.zeros((3, n, P))
+        yy_fit = np.zeros((3, n))
+        n_fit = np.zeros((3, n))
+        G_all = np.zeros((3, n, P, P))
+        h_all = np.zeros((3, n, P))
+        yy_all = np.zeros((3, n))
+        tt_all = np.zeros((3, n))
+        n_all = np.zeros((3, n))
+        for b in range(3):                                              # per time block and joint: BLAS products
+            rows = blocks == b
+            for j in range(n):
+                Aj, m = A[rows, j], moving[rows, j]
+                Am = Aj[m]
+                G_fit[b, j], h_fit[b, j] = Am.T @ Am, Am.T @ y_fit[rows, j][m]
+                yy_fit[b, j], n_fit[b, j] = y_fit[rows, j][m] @ y_fit[rows, j][m], m.sum()
+                Ej = E[rows, j]
+                G_all[b, j], h_all[b, j] = Ej.T @ Ej, Ej.T @ y_raw[rows, j]
+                yy_all[b, j], n_all[b, j] = y_raw[rows, j] @ y_raw[rows, j], rows.sum()
+                tt_all[b, j] = cond.tau_raw[idx][rows, j] @ cond.tau_raw[idx][rows, j]
+        del A, E
+        folds = (((0, 1), 2), ((1, 2), 0))
+        for s in specs:
+            S = np.concatenate([np.arange(rb.size), cols_of[s]])
+            for r in ridges:
+                errs = []
+                for fit_blocks, held in folds:
+                    Gj = G_fit[list(fit_blocks)].sum(axis=0)[:, S][:, :, S]        # (n, p, p)
+                    hj = h_fit[list(fit_blocks)].sum(axis=0)[:, S]
+                    yyj = yy_fit[list(fit_blocks)].sum(axis=0)
+                    nj = np.maximum(n_fit[list(fit_blocks)].sum(axis=0), 1)
+                    w = np.ones(n)
+                    if options.weighting == "residual_std" and n > 1 and options.estimator != "ols":
+                        x0 = _solve_gram(Gj.sum(axis=0), hj.sum(axis=0))
+                        res = yyj - 2 * hj @ x0 + np.einsum("p,jpq,q->j", x0, Gj, x0)
+                        sd = np.sqrt(np.maximum(res, 0) / nj)
+                        w = 1.0 / np.maximum(sd, 1e-6 * max(sd.max(), 1e-300))
+                        w /= w.max()
+                    elif options.weighting == "torque_std" and n > 1:
+                        sd = np.sqrt(yyj / nj)
+                        w = 1.0 / np.where(sd > 0, sd, 1.0)
+                        w /= w.max()
+                    G = np.einsum("j,jpq->pq", w**2, Gj)
+                    h = np.einsum("j,jp->p", w**2, hj)
+                    if r > 0:
+                        d = np.sqrt(np.maximum(np.diag(G), 1e-300))
+                        lam2 = (r * np.sqrt(np.linalg.eigvalsh(G / np.outer(d, d))[-1])) ** 2
+                        mask = np.zeros(S.size, bool)
+                        mask[: rb.size] = ridge_mask
+                        G = G.copy()
+                        G[mask, mask] += lam2 * d[mask] ** 2
+                        h = h + np.where(mask, lam2 * d**2 * np.concatenate([base_prior, np.zeros(S.size - rb.size)]),
+                                         0.0)
+                    x = _solve_gram(G, h)
+                    sse = yy_all[held] - 2 * h_all[held][:, S] @ x + np.einsum("p,jpq,q->j", x,
+                                                                               G_all[held][:, S][:, :, S], x)
+                    rms = np.sqrt(tt_all[held] / np.maximum(n_all[held], 1))
+                    ok = rms > 0
+                    errs.append(np.mean(np.sqrt(np.maximum(sse[ok], 0) / n_all[held][ok]) / rms[ok]))
+                scores[(float(fc), s, float(r))] = float(np.mean(errs))
+    if not scores:
+        return AutoSelection(float(cutoffs[0]), specs[0], float(ridges[0]), float(default_hz), {})
+    best = min(scores.values())
+    size = {s: plants[s].friction.n_params for s in specs}
+    near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in scores.items()
+            if v <= (1.0 + MIN_GAIN) * best]
+    *_, fc, s, r = min(near)
+    return AutoSelection(float(fc), s, float(r), float(default_hz), scores)
