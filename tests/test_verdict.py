@@ -151,3 +151,26 @@ def test_identifier_exit_path_reports_the_verdict(tmp_path):
     assert est.success_ is False and est.metrics_["softmc_rule"] is True
     written = est.write(tmp_path, report=False)
     assert "failed" in (tmp_path / "IDNT1.PRG").read_text().lower() and written
+
+
+def test_torque_ten_times_too_large_is_a_scale_error_not_saturation():
+    """The issue's misdiagnosis: torques ×10 read as saturation. Against the a-priori (URDF) model the
+    scale is named per axis; a drive cannot exceed its configured limit, so that is no saturation either."""
+    from pathlib import Path
+
+    urdf = Path(__file__).resolve().parent / "data" / "spatial3.urdf"
+    model = make_model("serial", urdf=urdf)
+    plant = Plant(model)
+    theta = np.concatenate([np.asarray(model.prior_parameters()), [1.0, 2.0] * model.n_joints])
+    rec = simulate(plant, theta, SineMotion([-1.5, -1.0, -1.5], [1.5, 1.0, 1.5], [0.31, 0.43, 0.57], record_s=10),
+                   seed=4)
+    peak = np.abs(rec.tau).max(axis=0)
+    limited = Plant(make_model("serial", {"torque_limits": (1.2 * peak).tolist()}, urdf=urdf))
+    res = identify(Recording(rec.t, rec.q, 10.0 * rec.tau), limited)
+    scale = [d for d in errors_on(res) if d.code == "torque_scale"]
+    assert scale and all(d.joint is not None for d in scale)
+    assert any(d.evidence.get("scale", 0) == pytest.approx(10.0, rel=0.1) for d in scale)
+    assert not any(d.code == "saturation" for d in res.diagnostics)
+    assert not res.success
+    ok = identify(rec, limited)                     # the right scale: no such finding
+    assert not any(d.code == "torque_scale" for d in ok.diagnostics)

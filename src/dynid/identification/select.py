@@ -1,31 +1,30 @@
-"""Choices the data make: the friction model, the cutoff, the torque delay — each wrapped around a fit.
+"""Choices the data make: the cutoff, the friction model, the prior regularisation, the torque delay.
 
-Friction model (``friction: auto``): each candidate friction model is identified on one part of the recording and scored on the
-held-out part, both ways round: fit on the first 70 % and validate on the last 30 %, then fit on the
-last 70 % and validate on the first 30 %. The score is the torque NRMSE (RMSE / RMS of the
-measured torque, per joint, averaged over joints and folds) of the prediction ``dynid predict``
-makes for the held-out part, against the raw measured torque. The chosen model is the simplest one
-(fewest friction parameters) whose score is within ``MIN_GAIN`` (2 %, relative) of the best; among
-equally simple ones, the lowest score.
+Cutoff, friction model and prior regularisation (``cutoff: auto``, ``friction: auto``, ``regularize: auto``
+— dynid's defaults) are chosen together by :func:`select_auto`: every combination is identified on one
+part of the recording and scored on the held-out part, both ways round (fit on the first 70 % and
+validate on the last 30 %, then the reverse). The score is the torque NRMSE (RMSE / RMS of the measured
+torque, per joint, averaged over joints and folds) of the prediction against the raw measured torque,
+evaluated as ``dynid predict`` evaluates it (the Coulomb step at the sign of the velocity). Among the
+combinations within ``MIN_GAIN`` (2 %, relative) of the best: the fewest friction parameters, then the
+default cutoff, then no regularisation, then the lowest score; a cutoff other than the default competes
+only where it beats the default's best by ``CUTOFF_GAIN`` (5 %).
 
-Cutoff (``cutoff: auto``): the default cutoff (20 × the motion bandwidth, :func:`dynid.signal.conditioning.default_cutoff`) looks
-only at the positions. How much of the torque above it the model explains depends on the robot:
-link-side torque sensors on a light arm see elastic vibrations the rigid model lacks (a lower
-cutoff is better), while motor torques and motor encoders of a heavy geared robot carry the rotor
-inertia's response to fast motor accelerations (a higher one is better). So the cutoff can be
-chosen by the data, the way ``friction: auto`` chooses the friction model: each candidate
-``factor × default`` (0.5, 1, 2, 4; below 0.4 fs) is identified on one part of the recording and
-scored on the held-out part, both ways round (first 70 % / last 30 %, then last 70 % / first
-30 %). The score is the torque NRMSE (RMSE / RMS of the measured torque, per joint, averaged over
-joints and folds) of :meth:`dynid.FittedModel.predict`, i.e. the model's physical torque against the
-raw measured torque. The default is kept unless another candidate lowers the score by more than
-``MIN_GAIN`` (2 %, relative); then the best candidate is chosen.
+- Cutoff candidates: ``factor × default`` (0.5, 1, 2, 4; below 0.4 fs), the default being 20 × the
+  motion bandwidth (:func:`dynid.signal.conditioning.default_cutoff`), which looks only at the positions.
+  How much of the torque above it the model explains depends on the robot: link-side torque sensors on
+  a light arm see elastic vibrations the rigid model lacks (a lower cutoff is better), while motor
+  torques of a heavy geared robot carry the rotor inertia's response to fast motor accelerations (a
+  higher one is better).
+- Friction candidates: :data:`CANDIDATES` (with the coupled motors' terms, :func:`candidates_for`).
+- Regularisation toward the a-priori model: :data:`RIDGES`, where the model has a-priori inertias.
+
+It is fast because nothing is refitted from scratch: per cutoff the recording is conditioned once and the
+regressor evaluated once on a subsample; each candidate's fit and held-out error come from small Gram
+matrices. :func:`select_friction` and :func:`select_cutoff` are its one-choice views.
 
 Torque delay (``--align``): :func:`aligned` fits once, estimates the torque/kinematics delay from the
 residual and, when it is at least half a sample, fits again with the torque shifted.
-
-Each selection takes the fit it wraps (``fit(rec, plant, options, progress=None) -> Identification``):
-they never call back into :func:`dynid.identification.pipeline.identify`, which composes them.
 
 >>> from dynid.models import make_model, Plant
 >>> from dynid.sim import SineMotion, simulate
@@ -44,12 +43,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import DynidError
-from ..metrics import nrmse
+from ..fitted import SIGN_NOISE_FACTOR
 from ..models.base import Plant
 from ..recording import Recording
 from ..signal.conditioning import default_cutoff
 from .diagnostics import MIN_DELAY_SAMPLES, estimate_delay
-from .fit import Fit, fit_once
+from .base_params import structural_base
+from .fit import Fit, condition_for
+from .regression import default_decimation, known_parameters
 from .options import IdentifyOptions
 from .result import Identification
 
@@ -59,6 +60,8 @@ __all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for
 MIN_GAIN = 0.02
 """A richer friction model, or another cutoff than the default, must lower the held-out error by this
 fraction (relative) to be chosen."""
+CUTOFF_GAIN = 0.05
+"""Another cutoff than the default must lower the held-out error by this fraction (relative)."""
 FIT_SHARE = 0.7
 """Share of the recording each fold fits (the rest is held out)."""
 
@@ -105,46 +108,13 @@ class FrictionSelection:
 
 
 def select_friction(rec: Recording, plant: Plant, options: IdentifyOptions | None = None,
-                    candidates: Sequence[str] | None = None, progress: Callable[[str, float], None] | None = None,
-                    *, fit: Fit = fit_once) -> FrictionSelection:
-    """Choose the friction model of ``plant`` for ``rec`` by two-fold held-out torque error.
-
-    ``fit`` is the estimator each candidate is identified with (default one plain pass; ``identify``
-    passes the robust one for ``irls``); the torque-delay alignment is not run for the candidates.
-    """
-    options = options if options is not None else IdentifyOptions()
-    model = plant.model
-    candidates = candidates_for(model) if candidates is None else tuple(candidates)
-    N = rec.n_samples
-    cut_a, cut_b = int(FIT_SHARE * N), int((1 - FIT_SHARE) * N)
-    folds = [((0, cut_a), (cut_a, N)), ((cut_b, N), (0, cut_b))]
-    scores: dict[str, float | None] = {}
-    opts = replace(options, align_torque=False)
-    for c, spec in enumerate(candidates):
-        if progress:
-            progress(f"friction {spec}", 0.3 * c / len(candidates))
-        cand = Plant(model.with_config(friction=spec))
-        errs = []
-        try:
-            for (fa, fb), (va, vb) in folds:
-                res = fit(rec.slice(fa, fb), cand, opts)
-                # scored exactly as 'dynid predict' would predict the held-out part
-                pred = res.model.predict(rec.slice(va, vb))
-                errs.append(np.nanmean(nrmse(pred.tau, pred.measured)))
-        except DynidError:
-            scores[spec] = None
-            continue
-        scores[spec] = float(np.mean(errs))
-    valid = [(s, v) for s, v in scores.items() if v is not None]
-    if not valid:
-        return FrictionSelection(candidates[0], scores)
-    # the simplest model (fewest friction parameters) within MIN_GAIN of the best score; equal
-    # counts go to the lower score
-    best = min(v for _, v in valid)
-    size = {spec: Plant(model.with_config(friction=spec)).friction.n_params for spec, _ in valid}
-    near = [(size[spec], v, spec) for spec, v in valid if v <= (1.0 + MIN_GAIN) * best]
-    chosen = min(near)[2]
-    return FrictionSelection(chosen, scores)
+                    candidates: Sequence[str] | None = None, progress: Callable[[str, float], None] | None = None
+                    ) -> FrictionSelection:
+    """Choose the friction model of ``plant`` for ``rec`` by two-fold held-out torque error, at the options'
+    cutoff (:func:`select_auto` with only the friction choice; ``candidates`` default :func:`candidates_for`)."""
+    sel = select_auto(rec, plant, options, cutoff=False, friction=True, ridge=False, candidates=candidates,
+                      progress=progress)
+    return FrictionSelection(sel.friction, {f: v for (_, f, _), v in sel.scores.items()})
 
 
 FACTORS = (0.5, 1.0, 2.0, 4.0)
@@ -170,54 +140,13 @@ class CutoffSelection:
 
 
 def select_cutoff(rec: Recording, plant: Plant, options: IdentifyOptions | None = None,
-                  factors: Sequence[float] = FACTORS, progress: Callable[[str, float], None] | None = None,
-                  *, fit: Fit = fit_once) -> CutoffSelection:
-    """Choose the low-pass cutoff for identifying ``plant`` from ``rec`` by two-fold held-out torque error.
-
-    Parameters
-    ----------
-    rec : Recording
-        SI, joint side, with torques.
-    plant : Plant
-    options : IdentifyOptions, optional
-        Everything but the cutoff is used as given (its ``conditioning.cutoff_hz`` is ignored).
-    factors : sequence of float
-        Candidates are ``factor × default cutoff`` (1 must be among them), kept below 0.4 × the sample rate.
-
-    Returns
-    -------
-    CutoffSelection
-    """
-    options = options if options is not None else IdentifyOptions()
-    copt = options.conditioning
-    dt = rec.sample_period
-    base = default_cutoff(rec.q, dt, copt)
-    cands = sorted({float(f * base) for f in factors if 0 < f * base < 0.4 / dt} | {float(base)})
-    n = rec.n_samples
-    cut_a, cut_b = int(FIT_SHARE * n), int((1 - FIT_SHARE) * n)
-    folds = [((0, cut_a), (cut_a, n)), ((cut_b, n), (0, cut_b))]
-    scores: dict[float, float | None] = {}
-    for c, fc in enumerate(cands):
-        if progress:
-            progress(f"cutoff {fc:.3g} Hz", 0.3 * c / len(cands))
-        opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
-        errs = []
-        try:
-            for (fa, fb), (va, vb) in folds:
-                res = fit(rec.slice(fa, fb), plant, opts)
-                errs.append(float(np.nanmean(res.model.predict(rec.slice(va, vb)).nrmse())))
-        except DynidError:
-            scores[fc] = None
-            continue
-        scores[fc] = float(np.mean(errs))
-    valid = {fc: v for fc, v in scores.items() if v is not None}
-    chosen = float(base)
-    if valid:
-        best = min(valid, key=valid.get)
-        ref = valid.get(float(base))
-        if ref is None or valid[best] < (1.0 - MIN_GAIN) * ref:
-            chosen = best
-    return CutoffSelection(chosen, float(base), scores)
+                  factors: Sequence[float] = FACTORS, progress: Callable[[str, float], None] | None = None
+                  ) -> CutoffSelection:
+    """Choose the low-pass cutoff for identifying ``plant`` from ``rec`` by two-fold held-out torque error
+    (:func:`select_auto` with only the cutoff choice; candidates ``factor × default``, below 0.4 fs)."""
+    sel = select_auto(rec, plant, options, cutoff=True, friction=False, ridge=False, factors=factors,
+                      progress=progress)
+    return CutoffSelection(sel.cutoff_hz, sel.default_hz, {c: v for (c, _, _), v in sel.scores.items()})
 
 
 def aligned(fit: Fit) -> Fit:
@@ -284,6 +213,7 @@ def _solve_gram(G: np.ndarray, h: np.ndarray) -> np.ndarray:
 
 def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = None, *, cutoff: bool = True,
                 friction: bool = True, ridge: bool = True, factors: Sequence[float] = FACTORS,
+                candidates: Sequence[str] | None = None,
                 progress: Callable[[str, float], None] | None = None) -> AutoSelection:
     """Choose the cutoff, the friction model and the prior regularisation together, fast.
 
@@ -295,14 +225,11 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     joint its Gram matrices are summed, and each candidate's weighted (and regularised) least squares and
     its held-out error come from those small matrices. The choice: among the combinations within
     ``MIN_GAIN`` (2 %) of the best score, the fewest friction parameters, then the default cutoff, then no
-    regularisation, then the lowest score.
+    regularisation, then the lowest score; another cutoff only where it beats the default's best by
+    ``CUTOFF_GAIN`` (5 %).
 
     ``cutoff``/``friction``/``ridge``: which choices to make (the others stay as ``options``/``plant`` say).
     """
-    from .regression import default_decimation, known_parameters
-    from .base_params import structural_base
-    from .fit import condition_for
-
     options = options if options is not None else IdentifyOptions()
     model = plant.model
     step = progress or (lambda stage, frac: None)
@@ -313,7 +240,10 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         cutoffs = sorted({float(f * default_hz) for f in factors if 0 < f * default_hz < 0.4 / dt} | {default_hz})
     else:
         cutoffs = [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
-    specs = candidates_for(model) if friction else (plant.friction.spec,)
+    if not friction:
+        specs: tuple[str, ...] = (plant.friction.spec,)
+    else:
+        specs = candidates_for(model) if candidates is None else tuple(candidates)
     prior = model.prior_parameters()
     ridges = RIDGES if ridge and prior is not None else (options.prior_regularization,)
     plants = {s: Plant(model.with_config(friction=s)) for s in specs}
@@ -368,7 +298,9 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         # velocity is known (the fit's smoothed sign would blur every reversal and favour high cutoffs)
         sign_fit = cond.sign[idx]
         sign_eval = sign_fit.copy()
-        exact = np.where(np.abs(qd) > cond.velocity_threshold, np.sign(qd), 0.0)
+        known_v = (SIGN_NOISE_FACTOR * cond.velocity_noise if cond.velocity_noise is not None
+                   else cond.velocity_threshold)
+        exact = np.where(np.abs(qd) > known_v, np.sign(qd), 0.0)
         if cond.near_stuck is not None:
             exact = np.where(cond.near_stuck[idx], sign_fit[:, :n], exact)
         sign_eval[:, :n] = exact
@@ -444,9 +376,14 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                 scores[(float(fc), s, float(r))] = float(np.mean(errs))
     if not scores:
         return AutoSelection(float(cutoffs[0]), specs[0], float(ridges[0]), float(default_hz), {})
-    best = min(scores.values())
+    # another cutoff than the default must be clearly better (the scores share the recording's noise, but a
+    # few per cent between cutoffs is within what a different subsample gives)
+    at_default = [v for (fc, _, _), v in scores.items() if fc == default_hz]
+    bar = (1.0 - CUTOFF_GAIN) * min(at_default) if at_default else np.inf
+    allowed = {key: v for key, v in scores.items() if key[0] == default_hz or v < bar}
+    best = min(allowed.values())
     size = {s: plants[s].friction.n_params for s in specs}
-    near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in scores.items()
+    near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in allowed.items()
             if v <= (1.0 + MIN_GAIN) * best]
     *_, fc, s, r = min(near)
     return AutoSelection(float(fc), s, float(r), float(default_hz), scores)

@@ -137,7 +137,8 @@ class Conditioned:
     t : (N,) ; q, qd, qdd, tau : (N, n_joints) filtered ; q_raw, tau_raw : (N, n_joints) as recorded
     sign : (N, n_joints + n_directions) sign of qd as used by the Coulomb columns (smoothed when ``smooth_sign``),
         then ``sign(u·qd)`` of the options' ``sign_directions`` (coupled motors)
-    moving : (N, n_joints) bool, the gated samples ; velocity_threshold : (n_joints,)
+    moving : (N, n_joints) bool, the gated samples ; velocity_threshold : (n_joints,) ; velocity_noise :
+    (n_joints,) robust spread of qd above half the cutoff
     stuck : (N, n_joints) bool, samples inside a detected stick (reversal where the joint stuck)
     near_stuck : (N, n_joints) bool, samples within one filter length of a stick (not used by the fit)
     time_base : dict, what step 0 repaired: ``repaired`` (bool), ``method`` ("time stamps", "positions" or
@@ -166,6 +167,7 @@ class Conditioned:
     stuck: np.ndarray | None = field(repr=False, default=None)
     near_stuck: np.ndarray | None = field(repr=False, default=None)
     time_base: dict = field(repr=False, default_factory=dict)
+    velocity_noise: np.ndarray | None = field(repr=False, default=None)
 
     @property
     def data_length(self) -> int:
@@ -423,10 +425,10 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         rows, at = slice(r0, r1), tb.tick[r0:r1] - trim
 
     qd_k = qd[keep]
+    noise = _noise_std(qd, cutoff, dt)[None, :]
     if options.velocity_threshold is not None:
         thr = as_vector("velocity_threshold", options.velocity_threshold, n)
     else:
-        noise = _noise_std(qd, cutoff, dt)[None, :]
         thr = np.maximum(options.threshold_fraction * np.abs(qd_k).max(axis=0), options.threshold_noise_factor * noise[0])
     moving = np.abs(qd_k) > thr
     upper = None
@@ -461,6 +463,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         tau=None if tau_f is None else tau_f[keep][at],
         q_raw=rec.q[rows], tau_raw=tau_raw,
         sign=sgn[keep][at], moving=moving, velocity_threshold=np.asarray(thr, dtype=float),
+        velocity_noise=np.asarray(noise[0], dtype=float),
         upper_velocity_threshold=upper, cutoff_hz=float(cutoff), sample_period_s=float(dt),
         raw_length=rec.n_samples, start=rows.start, options=options, stuck=stuck, near_stuck=near,
         time_base=time_base)
