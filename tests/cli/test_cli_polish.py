@@ -170,7 +170,7 @@ def test_every_help_text_is_clean(capsys):
 
 def test_defaults_that_exist_are_still_shown(capsys):
     text = " ".join(_help(["identify"], capsys).split())
-    assert "(default: dynid-out)" in text and "(default: 1)" in text and "(default: wls)" in text
+    assert "(default: dynid-out)" in text and "(default: 1)" in text and "(default: auto)" in text
     assert "'auto' (default)" in text and "20 x the motion bandwidth" in text and "50 % rule" in text
 
 

@@ -51,8 +51,9 @@ def add_parser(sub) -> None:
     p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder")
     p.add_argument("--threshold", metavar="V[,V..]", help="velocity gating threshold per joint [rad/s or m/s] "
                    "(default: max(1 %% of peak velocity, 2 x velocity noise))")
-    p.add_argument("--estimator", choices=ESTIMATORS, default="wls",
-                   help="wls: per-joint weighted least squares; ols: ordinary; irls: robust to outliers (raw torque); "
+    p.add_argument("--estimator", choices=ESTIMATORS, default="auto",
+                   help="auto: wls, or consistent where a least-squares link of a URDF/DH robot is no rigid body; "
+                        "wls: per-joint weighted least squares; ols: ordinary; irls: robust to outliers (raw torque); "
                         "consistent: physically consistent link inertias (model serial), pulled toward the URDF values "
                         "where the data are silent")
     p.add_argument("--prior-weight", type=float, default=DEFAULT_PRIOR_WEIGHT, metavar="W",

@@ -225,7 +225,7 @@ def link_groups(plant) -> np.ndarray:
     if not groups:
         raise ConfigError(f"estimator 'consistent' needs link-wise standard inertial parameters, which model "
                           f"{model.name!r} does not have",
-                          hint="use another estimator (wls, ols or irls), or model 'serial' with the robot's URDF")
+                          hint="use another estimator (auto, wls, ols or irls), or model 'serial' with the robot's URDF")
     G = np.array([np.asarray(g, dtype=int) for g in groups])
     if G.ndim != 2 or G.shape[1] != 10 or len(set(G.ravel().tolist())) != G.size or G.min() < 0 \
             or G.max() >= model.n_params:

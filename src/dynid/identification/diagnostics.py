@@ -623,14 +623,15 @@ def _prior_scale(ident) -> list[Diagnostic]:
         if m.sum() < 20:
             continue
         y = cond.tau[idx, j][m]
-        A = np.column_stack([tp[m, j], qd[m, j], np.sign(qd[m, j]), np.ones(m.sum())])
+        # the prior's torque scaled, beside what the prior does not model: friction and the rotor's armature
+        A = np.column_stack([tp[m, j], qd[m, j], np.sign(qd[m, j]), np.ones(m.sum()), qdd[m, j]])
         if np.linalg.norm(A[:, 0]) == 0:
             continue
         coef, *_ = np.linalg.lstsq(A, y, rcond=None)
         r2 = 1 - np.sum((y - A @ coef) ** 2) / max(np.sum((y - y.mean()) ** 2), 1e-300)
         k = float(coef[0])
         share = np.std(A[:, 0] * k) / max(np.std(y), 1e-300)      # what the a-priori model explains of it
-        if r2 < 0.8 or share < 0.1 or PRIOR_SCALE_RANGE[0] <= k <= PRIOR_SCALE_RANGE[1]:
+        if r2 < 0.9 or share < 0.3 or PRIOR_SCALE_RANGE[0] <= k <= PRIOR_SCALE_RANGE[1]:
             continue
         what = ("has the opposite sign of" if k < 0 else f"is {k:.3g} x")
         out.append(Diagnostic(

@@ -55,7 +55,9 @@ class Identifier:
     cutoff : float, "auto" or None
         Low-pass cutoff [Hz]; ``"auto"`` (default): chosen by held-out error among 0.5, 1, 2, 4 × the
         motion-based default; ``None``: that default (20 × the motion bandwidth).
-    estimator : {"wls", "ols", "irls", "consistent"}
+    estimator : {"auto", "wls", "ols", "irls", "consistent"}
+        ``auto`` (default): weighted least squares, or the physically consistent fit where the model has
+        link inertias and a least-squares link is no rigid body.
     units : {"si", "softmc"}
         Position units of recording files read by :meth:`fit` and :meth:`predict`.
     threshold, upper_threshold : float or sequence, optional
@@ -94,7 +96,7 @@ class Identifier:
 
     def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
                  urdf: str | os.PathLike | None = None, friction: str | None = None, cutoff: float | str | None = "auto",
-                 estimator: str = "wls", units: str = "si", threshold: float | Sequence[float] | None = None,
+                 estimator: str = "auto", units: str = "si", threshold: float | Sequence[float] | None = None,
                  upper_threshold: float | Sequence[float] | None = None, upper_fraction: float | None = None,
                  weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,

@@ -10,7 +10,7 @@ from .consistent import ConsistentOptions
 
 __all__ = ["IdentifyOptions", "ParameterStatus", "ESTIMATORS"]
 
-ESTIMATORS = ("wls", "ols", "irls", "consistent")
+ESTIMATORS = ("auto", "wls", "ols", "irls", "consistent")
 
 
 class ParameterStatus:
@@ -30,8 +30,11 @@ class IdentifyOptions:
     """Options of :func:`identify`.
 
     conditioning : ConditioningOptions
-    estimator : {"wls", "ols", "irls", "consistent"}
-        ``wls``: per-joint weighted least squares on the filtered torque (``weighting``);
+    estimator : {"auto", "wls", "ols", "irls", "consistent"}
+        ``auto`` (the default of ``dynid identify`` and :class:`dynid.Identifier`): ``wls``, and where the
+        model has link-wise inertias and the least-squares estimate describes a link that is no rigid body
+        (negative mass, triangle inequality), ``consistent`` instead — the run's notes say which links and
+        what it cost in residual. ``wls``: per-joint weighted least squares on the filtered torque (``weighting``);
         ``ols``: ordinary least squares; ``irls``: robust to gross outliers (spikes, glitches): the
         raw torque's outliers are found with Tukey's bisquare on the residual of the current model
         minus its running median, over the gated samples (so slow model mismatch and the real

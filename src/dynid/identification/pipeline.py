@@ -26,7 +26,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
+import numpy as np
+
 from ..models.base import Plant
+from ..models.inertia import physical_consistency
 from ..recording import Recording
 from .consistent import link_groups
 from .fit import Fit, fit_once
@@ -67,6 +70,9 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     """
     if options.estimator == "consistent":
         link_groups(plant)  # fail early, before any work, for models without link-wise inertias
+    auto_estimator = options.estimator == "auto"
+    if auto_estimator:
+        options = replace(options, estimator="wls")
     # the final fit (with the delay alignment, which the robust estimator repeats inside each of its refits)
     inner: Fit = aligned(fit_once) if options.align_torque else fit_once
     final: Fit = robust(inner) if options.estimator == "irls" else inner
@@ -83,6 +89,28 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         notes.append(sel.note())
         selections["selection"] = sel.to_dict()
     res = final(rec, plant, options, progress=progress)
+    if auto_estimator:
+        res, note = _consistent_if_needed(res, rec, plant, options, final, progress)
+        if note:
+            notes.append(note)
     if notes or selections:
         res = replace(res, notes=res.notes + tuple(notes), selections={**res.selections, **selections})
     return res
+
+
+def _consistent_if_needed(res: Identification, rec: Recording, plant: Plant, options: IdentifyOptions, fit, progress):
+    """``estimator="auto"``: the least-squares result, or — where the model has link-wise inertias and a link
+    of the least-squares estimate is no rigid body — the physically consistent fit, with a note saying why."""
+    groups = plant.model.link_parameter_groups()
+    if not groups:
+        return res, None
+    names = tuple(plant.param_names[g[0]].rsplit(".", 1)[0] for g in groups)
+    check = physical_consistency(res.theta[np.array([np.asarray(g) for g in groups])], names)
+    if check.consistent:
+        return res, None
+    fixed = fit(rec, plant, replace(options, estimator="consistent"), progress=progress)
+    e0 = float(np.mean(res.errors.mean_relative))
+    e1 = float(np.mean(fixed.errors.mean_relative))
+    return fixed, (f"estimator: the least-squares estimate describes no rigid body for {', '.join(check.violations)} "
+                   "(negative mass or principal moments violating the triangle inequality), so the physically "
+                   f"consistent estimator was used (mean relative error {100 * e0:.2f} % -> {100 * e1:.2f} %)")
