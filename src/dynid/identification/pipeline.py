@@ -105,12 +105,22 @@ def _consistent_if_needed(res: Identification, rec: Recording, plant: Plant, opt
     if not groups:
         return res, None
     names = tuple(plant.param_names[g[0]].rsplit(".", 1)[0] for g in groups)
-    check = physical_consistency(res.theta[np.array([np.asarray(g) for g in groups])], names)
+    G = np.array([np.asarray(g) for g in groups])
+    check = physical_consistency(res.theta[G], names)
     if check.consistent:
         return res, None
+    # a violation within the estimate's own uncertainty is noise, not physics: a link is significantly
+    # inconsistent when its mass is negative, or its triangle margin is below -2 std of its inertia terms
+    std = np.nan_to_num(res.std[G], nan=0.0)
+    sigma = np.sqrt(np.sum(std[:, [0, 3, 5]] ** 2, axis=1))
+    significant = [n for n, ok, m, mar, s in zip(names, check.link_ok, check.mass, check.triangle_margin, sigma)
+                   if not ok and (not m > 0 or not np.isfinite(mar) or mar < -2.0 * s)]
+    if not significant:
+        return res, (f"estimator: {', '.join(check.violations)} of the least-squares estimate is within two standard "
+                     "deviations of a rigid body (kept)")
     fixed = fit(rec, plant, replace(options, estimator="consistent"), progress=progress)
     e0 = float(np.mean(res.errors.mean_relative))
     e1 = float(np.mean(fixed.errors.mean_relative))
-    return fixed, (f"estimator: the least-squares estimate describes no rigid body for {', '.join(check.violations)} "
+    return fixed, (f"estimator: the least-squares estimate describes no rigid body for {', '.join(significant)} "
                    "(negative mass or principal moments violating the triangle inequality), so the physically "
                    f"consistent estimator was used (mean relative error {100 * e0:.2f} % -> {100 * e1:.2f} %)")
