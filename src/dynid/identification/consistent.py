@@ -328,7 +328,6 @@ class _Cost:
         ``J = C Cᵀ`` and ``K_l(d) = C⁻¹ ΔJ(d) C⁻ᵀ`` (``w tr(J⁻¹ΔJ J⁻¹ΔJ) = w‖K‖²_F`` is ½ the prior term's
         Hessian). Solved by SVD least squares: the Hessian's condition number is the square of this
         system's, so the data term's dominance (noise-free data) costs no accuracy."""
-        from scipy import linalg  # lazily: scipy is slow to import
         L, nz, k = self.L, 10 * self.L, self.R.shape[0]
         r = self.R @ x - self.qb
         C = self._chol(x)
@@ -344,7 +343,7 @@ class _Cost:
         for i in range(L):
             A[k + 16 * i:k + 16 * i + 16, 10 * i:10 * i + 10] = sw * K[i].T
         d = np.zeros_like(x)
-        d[fidx] = linalg.lstsq(A[:, fidx], rhs, check_finite=False)[0]
+        d[fidx] = np.linalg.lstsq(A[:, fidx], rhs, rcond=None)[0]
         grad = 2.0 * (self.R.T @ r) / self.s2
         grad[:nz] -= 2.0 * self.weight * np.einsum("lpk,lk->lp", K, target).ravel()    # ∇Φ = 2w⟨K_p, CᵀJ_ref⁻¹C − I⟩
         return d, float(-grad @ d)
@@ -496,12 +495,11 @@ def _active_set(cost: _Cost, x: np.ndarray, lower: np.ndarray, inner, max_iter: 
 
 def _compress(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """``R`` ``(k, k)``, ``Qᵀb`` ``(k,)`` and the unreachable residual ``‖b − QQᵀb‖²`` of ``A`` ``(n, k)``."""
-    from scipy import linalg  # lazily: scipy is slow to import
     n, k = A.shape
     Ab = np.empty((n, k + 1))
     Ab[:, :k] = A
     Ab[:, k] = b
-    R_aug = linalg.qr(Ab, mode="r", overwrite_a=True, check_finite=False)[0]
+    R_aug = np.linalg.qr(Ab, mode="r")
     if R_aug.shape[0] < k + 1:
         R_aug = np.vstack([R_aug, np.zeros((k + 1 - R_aug.shape[0], k + 1))])
     return R_aug[:k, :k], R_aug[:k, k], float(R_aug[k, k] ** 2)
@@ -544,7 +542,6 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     ConfigError
         The model has no link-wise standard parameters, or a link parameter is fixed in the configuration.
     """
-    from scipy import linalg  # lazily: scipy is slow to import
     groups = link_groups(plant)
     L = groups.shape[0]
     names = plant.param_names
@@ -624,7 +621,7 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     H = 0.5 * cost(x)[2] + RtR * (1.0 / sc2 - 1.0 / s**2)
     keep = ~fixed
     cov_x = np.zeros((cols.size, cols.size))
-    cov_x[np.ix_(keep, keep)] = linalg.pinvh(H[np.ix_(keep, keep)], check_finite=False)
+    cov_x[np.ix_(keep, keep)] = np.linalg.pinv(H[np.ix_(keep, keep)], hermitian=True)
     B = np.zeros((base.n_base, plant.n_params))
     B[np.arange(base.n_base), base.independent] = 1.0
     if base.dependent.size:
