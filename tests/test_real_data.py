@@ -97,3 +97,20 @@ def test_panda_log_repeats_and_skips_controller_cycles(real_data, bench):
     tb = bench.panda_time_base(bench.load_panda(real_data)["rec"])
     assert tb["duplicates"] > 1000 and tb["skipped"] > 1000
     assert abs(tb["cycles"] * 1e-3 - 21.0) < 0.05        # the rows span the 21 s the paper states
+
+
+@pytest.mark.slow
+def test_panda_with_the_defaults_is_consistent_and_its_verdict_names_axis_7(real_data, bench):
+    """The Panda full record with no options: the least-squares links describe no rigid body, so the
+    default estimator switches to the physically consistent fit and says so; the run does not pass, and
+    its findings name axis 7 (issue 15's acceptance: pass, or fail naming axis 7)."""
+    import dynid
+
+    data = bench.load_panda(real_data)
+    est = dynid.Identifier("serial", urdf=data["urdf"]).fit(data["rec"])
+    assert est.metrics_["estimator"] == "consistent"
+    assert any(n.startswith("estimator: the least-squares estimate describes no rigid body")
+               for n in est.model_.info["notes"])
+    assert est.model_.info["physical_consistency"]["consistency"]["consistent"] is True
+    errors = [r for r in est.metrics_["verdict"]["reasons"]]
+    assert est.success_ or any(r["joint"] == 7 for r in errors)
