@@ -13,9 +13,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import IdentifiabilityError
+from ..errors import ConfigError, IdentifiabilityError
 from ..metrics import relative_errors
 from ..models.base import Plant
+from ..models.inertia import physical_consistency
 from ..recording import Recording
 from ..signal.conditioning import Conditioned, condition
 from .base_params import Confounding, confounded_groups
@@ -66,6 +67,8 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     sol = solve(reg, plant, options, progress=step)
     confounded = confounding(plant, reg, sol)
     theta, status, notes, values = _complete(plant, reg, sol, confounded)
+    if sol.note:
+        notes = [*notes, sol.note]
     if (cond.time_base or {}).get("note"):
         notes = [cond.time_base["note"], *notes]
     step("evaluation", 0.75)
@@ -74,7 +77,9 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     ident = Identification(
         plant=plant, theta=theta, std=sol.std, status=status, base=reg.base, base_values=sol.base_values,
         base_std=sol.lsq.std, base_excited=sol.lsq.excited, lsq=sol.lsq, cond=cond, tcmd=tcmd, errors=errors,
-        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values), estimator=options.estimator,
+        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values),
+        estimator=("consistent" if sol.consistent is not None else "wls") if options.estimator == "auto"
+        else options.estimator,
         decimation=reg.decimation, consistent=sol.consistent, confounded=confounded)
     step("diagnostics", 0.9)
     ident = replace(ident, uncertainty=prediction_uncertainty(ident))
@@ -94,6 +99,7 @@ class Solution:
     base_values: np.ndarray
     lsq: LeastSquares
     consistent: ConsistentFit | None = None
+    note: str | None = None                 # why estimator "auto" chose what it chose (None: nothing to say)
 
 
 def solve(reg, plant, options, *, progress=None) -> Solution:
@@ -101,7 +107,9 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
 
     ``options.estimator``: ``wls``/``irls`` weighted least squares (``options.weighting``), ``ols``
     unweighted; ``consistent`` starts from the weighted solution and makes every link's inertia
-    physically consistent (:mod:`dynid.identification.consistent`).
+    physically consistent (:mod:`dynid.identification.consistent`); ``auto`` is ``wls``, continued by the
+    consistent fit on the same rows where a link of the least-squares estimate is significantly no rigid
+    body (:func:`rigid_body_violations`).
     """
     step = progress or (lambda stage, frac: None)
     step("least squares", 0.55)
@@ -119,12 +127,27 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
     theta = reg.base.to_full(lsq.x, reg.theta_hold[reg.base.dependent])
     std = np.full(plant.n_params, np.nan)
     std[indep] = lsq.std
-    if options.estimator != "consistent":
+    note = None
+    if options.estimator == "auto":
+        bad, kept = rigid_body_violations(plant, theta, std)
+        if not bad:
+            note = (f"estimator: {', '.join(kept)} of the least-squares estimate is within two standard deviations "
+                    "of a rigid body (kept)") if kept else None
+            return Solution(theta, std, lsq.x, lsq, note=note)
+        note = (f"estimator: the least-squares estimate describes no rigid body for {', '.join(bad)} (negative "
+                "mass or principal moments violating the triangle inequality), so the physically consistent "
+                "estimator was used")
+    elif options.estimator != "consistent":
         return Solution(theta, std, lsq.x, lsq)
     step("physically consistent fit", 0.65)
-    c = fit_consistent(plant, reg.rows, reg.y, reg.joint, lsq=lsq, base=reg.base, theta_linear=theta,
-                       theta_hold=reg.theta_hold, known=list(reg.known), options=options.consistent)
-    return Solution(c.theta, c.std, c.base_values, c.lsq, c)
+    try:
+        c = fit_consistent(plant, reg.rows, reg.y, reg.joint, lsq=lsq, base=reg.base, theta_linear=theta,
+                           theta_hold=reg.theta_hold, known=list(reg.known), options=options.consistent)
+    except ConfigError as err:
+        if options.estimator != "auto":
+            raise
+        return Solution(theta, std, lsq.x, lsq, note=f"{note} — but it cannot run here ({err}); least squares kept")
+    return Solution(c.theta, c.std, c.base_values, c.lsq, c, note)
 
 
 def confounding(plant: Plant, reg: Regression, sol: Solution) -> tuple[Confounding, ...]:
@@ -166,3 +189,24 @@ def _complete(plant: Plant, reg: Regression, sol: Solution, confounded: tuple[Co
         if theta_c[i] != theta[i] and status[i] in (ParameterStatus.NOT_IDENTIFIABLE, ParameterStatus.NOT_EXCITED):
             status[i] = ParameterStatus.DERIVED
     return theta_c, tuple(status), notes, values
+
+
+def rigid_body_violations(plant: Plant, theta: np.ndarray, std: np.ndarray) -> tuple[list[str], list[str]]:
+    """Links of ``theta`` that are no rigid body: ``(significant, within_noise)``. Significant: negative mass,
+    or a triangle margin below −2 standard deviations of the link's diagonal inertia terms. Models without
+    link-wise inertias have none."""
+    groups = plant.model.link_parameter_groups()
+    if not groups:
+        return [], []
+    G = np.array([np.asarray(g) for g in groups])
+    names = tuple(plant.param_names[g[0]].rsplit(".", 1)[0] for g in groups)
+    check = physical_consistency(theta[G], names)
+    if check.consistent:
+        return [], []
+    sigma = np.sqrt(np.sum(np.nan_to_num(std[G], nan=0.0)[:, [0, 3, 5]] ** 2, axis=1))
+    bad, kept = [], []
+    for n, ok, m, margin, s in zip(names, check.link_ok, check.mass, check.triangle_margin, sigma):
+        if ok:
+            continue
+        (bad if (not m > 0 or not np.isfinite(margin) or margin < -2.0 * s) else kept).append(n)
+    return bad, kept

@@ -26,10 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-import numpy as np
-
 from ..models.base import Plant
-from ..models.inertia import physical_consistency
 from ..recording import Recording
 from .consistent import link_groups
 from .fit import Fit, fit_once
@@ -70,9 +67,6 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     """
     if options.estimator == "consistent":
         link_groups(plant)  # fail early, before any work, for models without link-wise inertias
-    auto_estimator = options.estimator == "auto"
-    if auto_estimator:
-        options = replace(options, estimator="wls")
     # the final fit (with the delay alignment, which the robust estimator repeats inside each of its refits)
     inner: Fit = aligned(fit_once) if options.align_torque else fit_once
     final: Fit = robust(inner) if options.estimator == "irls" else inner
@@ -89,38 +83,7 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         notes.append(sel.note())
         selections["selection"] = sel.to_dict()
     res = final(rec, plant, options, progress=progress)
-    if auto_estimator:
-        res, note = _consistent_if_needed(res, rec, plant, options, final, progress)
-        if note:
-            notes.append(note)
     if notes or selections:
         res = replace(res, notes=res.notes + tuple(notes), selections={**res.selections, **selections})
     return res
 
-
-def _consistent_if_needed(res: Identification, rec: Recording, plant: Plant, options: IdentifyOptions, fit, progress):
-    """``estimator="auto"``: the least-squares result, or — where the model has link-wise inertias and a link
-    of the least-squares estimate is no rigid body — the physically consistent fit, with a note saying why."""
-    groups = plant.model.link_parameter_groups()
-    if not groups:
-        return res, None
-    names = tuple(plant.param_names[g[0]].rsplit(".", 1)[0] for g in groups)
-    G = np.array([np.asarray(g) for g in groups])
-    check = physical_consistency(res.theta[G], names)
-    if check.consistent:
-        return res, None
-    # a violation within the estimate's own uncertainty is noise, not physics: a link is significantly
-    # inconsistent when its mass is negative, or its triangle margin is below -2 std of its inertia terms
-    std = np.nan_to_num(res.std[G], nan=0.0)
-    sigma = np.sqrt(np.sum(std[:, [0, 3, 5]] ** 2, axis=1))
-    significant = [n for n, ok, m, mar, s in zip(names, check.link_ok, check.mass, check.triangle_margin, sigma)
-                   if not ok and (not m > 0 or not np.isfinite(mar) or mar < -2.0 * s)]
-    if not significant:
-        return res, (f"estimator: {', '.join(check.violations)} of the least-squares estimate is within two standard "
-                     "deviations of a rigid body (kept)")
-    fixed = fit(rec, plant, replace(options, estimator="consistent"), progress=progress)
-    e0 = float(np.mean(res.errors.mean_relative))
-    e1 = float(np.mean(fixed.errors.mean_relative))
-    return fixed, (f"estimator: the least-squares estimate describes no rigid body for {', '.join(significant)} "
-                   "(negative mass or principal moments violating the triangle inequality), so the physically "
-                   f"consistent estimator was used (mean relative error {100 * e0:.2f} % -> {100 * e1:.2f} %)")
