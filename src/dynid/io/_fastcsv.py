@@ -22,26 +22,27 @@ def _ascii(code: int | np.ndarray, pos: int) -> np.ndarray:
     return np.left_shift(np.asarray(code, dtype=np.uint64), np.uint64(8 * pos))
 
 
-def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 17) -> bytes:
+def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 17, prefix: bytes = b"") -> bytes:
     """CSV text (``\\n`` line ends, no header) of a 2-D float array, 9 significant digits per value.
 
-    Rows are formatted in blocks of about ``chunk_cells`` values, so the temporaries stay small.
+    Rows are formatted in blocks of about ``chunk_cells`` values, so the temporaries stay small;
+    ``prefix`` (a header) is joined with them, without another copy of the whole text.
     """
     a = np.asarray(data, dtype=float)
     if a.ndim != 2:
         raise ValueError(f"data must be 2-D, got shape {a.shape}")
     n, m = a.shape
     if n == 0 or m == 0:
-        return b""
+        return prefix
     rows = max(1, chunk_cells // m)
     blocks = [a[i:i + rows] for i in range(0, n, rows)]
     if len(blocks) < 4:
-        return b"".join(map(_format_block, blocks))
+        return b"".join([prefix, *map(_format_block, blocks)])
     # numpy releases the GIL in the ufuncs: blocks are formatted on two threads
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as ex:
-        return b"".join(ex.map(_format_block, blocks))
+        return b"".join([prefix, *ex.map(_format_block, blocks)])
 
 
 def _format_block(a: np.ndarray) -> bytes:

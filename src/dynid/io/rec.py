@@ -38,7 +38,7 @@ def format_rec(t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mappin
         for k, s in enumerate(SIGNALS):
             data[:, 1 + j * len(SIGNALS) + k] = channels[s][:, j]
     head = "# " + json.dumps(header, separators=(",", ":")) + "\n" + ",".join(names) + "\n"
-    return head.encode() + format_rows(data)
+    return format_rows(data, prefix=head.encode())
 
 
 def read_rec(path) -> tuple[dict[str, Any], np.ndarray, dict[str, np.ndarray]]:
