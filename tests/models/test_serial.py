@@ -184,7 +184,7 @@ def mixed_urdf(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("backend", ["yourdfpy", "pinocchio"])
+@pytest.mark.parametrize("backend", ["xml", "yourdfpy", "pinocchio"])
 def test_fixed_continuous_prismatic_and_unaligned_axes_match_pinocchio(mixed_urdf, backend, backend_path):
     if backend == "yourdfpy":
         pytest.importorskip("yourdfpy")
@@ -196,6 +196,34 @@ def test_fixed_continuous_prismatic_and_unaligned_axes_match_pinocchio(mixed_urd
     assert [link["type"] for link in chain["links"]] == ["revolute", "continuous", "prismatic", "revolute"]
     assert chain["links"][1]["limits"] is None            # continuous: no limits
     _check_against_pinocchio(model, pin.buildModelFromXML(MIXED_URDF))
+
+
+@pytest.mark.parametrize("name", ["staubli_tx40_figaroh/tx40.urdf", "panda_gaz2019/panda.urdf"])
+def test_builtin_urdf_reader_gives_pinocchios_chain(real_data, name):
+    """dynid's own XML reader (the default, no dependency) against Pinocchio's parser: same links,
+    joint frames, axes, limits and inertias."""
+    from dynid.models._urdf import read_urdf
+
+    a, b = read_urdf(real_data / name), read_urdf(real_data / name, backend="pinocchio")
+    assert [la["name"] for la in a["links"]] == [lb["name"] for lb in b["links"]]
+    for la, lb in zip(a["links"], b["links"]):
+        assert la["type"] == lb["type"] and la["limits"] == pytest.approx(lb["limits"]) if lb["limits"] else True
+        np.testing.assert_allclose(la["pre"], lb["pre"], atol=1e-12)
+        np.testing.assert_allclose(la["axis"], lb["axis"], atol=1e-12)
+        np.testing.assert_allclose(la["inertia"], lb["inertia"], atol=1e-12)
+
+
+def test_builtin_urdf_reader_errors_name_the_file(tmp_path):
+    from dynid.errors import FileFormatError
+    from dynid.models._urdf import read_urdf
+
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='r'><joint name='j' type='revolute'><parent link='a'/></joint></robot>")
+    with pytest.raises(FileFormatError, match="bad.urdf.*joint 'j'.*child"):
+        read_urdf(bad)
+    bad.write_text("<robot><link name='a'/>")
+    with pytest.raises(FileFormatError, match="bad.urdf: not a readable URDF"):
+        read_urdf(bad)
 
 
 def test_both_urdf_readers_agree(mixed_urdf):
@@ -391,12 +419,17 @@ def test_rebuilt_from_its_json_config_without_any_urdf_parser(real_data, without
     np.testing.assert_array_equal(rebuilt.state_bounds()[0], model.state_bounds()[0])
 
 
-def test_missing_parsers_name_the_extra(real_data, without_modules):
+def test_urdf_reads_without_any_parser_installed(real_data, without_modules):
+    """The built-in reader needs neither yourdfpy nor Pinocchio (a plain ``pip install .`` reads URDFs);
+    asking for a missing one names its extra."""
     from dynid.errors import MissingExtraError
+    from dynid.models._urdf import read_urdf
 
     without_modules("yourdfpy", "pinocchio")
+    model = make_model("serial", urdf=real_data / "panda_gaz2019/panda.urdf")
+    assert model.n_joints == 7
     with pytest.raises(MissingExtraError, match="yourdfpy") as err:
-        make_model("serial", urdf=real_data / "panda_gaz2019/panda.urdf")
+        read_urdf(real_data / "panda_gaz2019/panda.urdf", backend="yourdfpy")
     assert "dynid[urdf]" in err.value.hint
 
 

@@ -16,8 +16,9 @@ A *chain description* is the mapping stored under the configuration key ``chain`
                                              # prior, body frame, inertia about the body origin (SI)
                 "mimic": {"joint": "j2", "multiplier": 1.0, "offset": 0.0} | null}]}
 
-URDF files are read with ``yourdfpy`` (optional extra ``urdf``) or, when that is missing, with
-Pinocchio; meshes are never loaded. Fixed joints are merged: their child link's inertia is lumped
+URDF files are read by dynid's own reader (the standard library's XML parser: ``<joint>`` origin, axis,
+limits, mimic; ``<link><inertial>``), or on request with ``yourdfpy`` or Pinocchio (``backend=``) —
+the tests compare the chains against Pinocchio's model; meshes are never loaded. Fixed joints are merged: their child link's inertia is lumped
 into the moving body they hang from (links fixed to the base are dropped). Continuous joints are
 revolute joints without limits. A mimic joint ``q_m = multiplier·q_master + offset`` becomes an
 extra body driven by its master joint.
@@ -132,9 +133,9 @@ def read_urdf(path: str | os.PathLike, backend: str | None = None) -> dict[str, 
     ----------
     path : path-like
         URDF file. Meshes it references are not needed.
-    backend : {"yourdfpy", "pinocchio"}, optional
-        Parser. Default: Pinocchio when it is installed and the file has no mimic joint (its C++ parser
-        imports in a fraction of yourdfpy's time, which loads trimesh), else yourdfpy, else Pinocchio.
+    backend : {"xml", "yourdfpy", "pinocchio"}, optional
+        Parser. Default ``xml``: dynid's own (no dependency, no import time; Pinocchio's import alone
+        takes 0.1 s and yourdfpy's loads trimesh).
 
     Raises
     ------
@@ -147,28 +148,92 @@ def read_urdf(path: str | os.PathLike, backend: str | None = None) -> dict[str, 
     path = Path(path)
     if not path.is_file():
         raise FileFormatError(f"{path}: URDF file not found", hint="pass an existing URDF file", options=("urdf",))
-    if backend is None:
-        import importlib.util
-
-        has_pin = importlib.util.find_spec("pinocchio") is not None
-        has_yourdfpy = importlib.util.find_spec("yourdfpy") is not None
-        try:
-            mimic = b"<mimic" in path.read_bytes()
-        except OSError as err:
-            raise FileFormatError(f"{path}: cannot read the URDF ({err.strerror})") from err
-        if has_pin and not (mimic and has_yourdfpy):
-            backend = "pinocchio"
-        elif has_yourdfpy:
-            backend = "yourdfpy"
-        else:
-            raise MissingExtraError("reading a URDF (model 'serial')", "urdf", "yourdfpy")
-    if backend == "yourdfpy":
+    if backend is None or backend == "xml":
+        joints, inertials, name = _parse_xml(path)
+    elif backend == "yourdfpy":
         joints, inertials, name = _parse_yourdfpy(path)
     elif backend == "pinocchio":
         return _read_pinocchio(path)
     else:
-        raise ConfigError(f"URDF backend must be 'yourdfpy' or 'pinocchio', got {backend!r}")
+        raise ConfigError(f"URDF backend must be 'xml', 'yourdfpy' or 'pinocchio', got {backend!r}")
     return _merge_tree(path, name, joints, inertials)
+
+
+def _floats(text: str | None, n: int, default: float, where: str) -> np.ndarray:
+    if text is None:
+        return np.full(n, default)
+    try:
+        v = np.array([float(x) for x in text.split()], dtype=float)
+    except ValueError:
+        raise FileFormatError(f"{where}: expected {n} numbers, got {text!r}") from None
+    if v.size != n or not np.all(np.isfinite(v)):
+        raise FileFormatError(f"{where}: expected {n} finite numbers, got {text!r}")
+    return v
+
+
+def _origin(elem, where: str) -> np.ndarray:
+    """``<origin xyz rpy>`` as a 4 x 4 transform (URDF: R = Rz(yaw) Ry(pitch) Rx(roll))."""
+    if elem is None:
+        return np.eye(4)
+    xyz = _floats(elem.get("xyz"), 3, 0.0, f"{where} <origin xyz>")
+    r, p, y = _floats(elem.get("rpy"), 3, 0.0, f"{where} <origin rpy>")
+    cp, sp = math.cos(p), math.sin(p)
+    Ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+    return _hom(_rot_z(y) @ Ry @ _rot_x(r), xyz)
+
+
+def _parse_xml(path: Path):
+    """Joints, link inertials and the robot's name from the URDF's XML (standard library only)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as err:
+        raise FileFormatError(f"{path}: not a readable URDF ({type(err).__name__}: {err})",
+                              hint="check the XML; the file must have a <robot> element with <link> and <joint> "
+                                   "elements") from err
+    if root.tag != "robot":
+        raise FileFormatError(f"{path}: the root element is <{root.tag}>, not <robot>")
+    joints = []
+    for j in root.findall("joint"):
+        name = j.get("name", "?")
+        where = f"{path}: joint {name!r}"
+        parent, child = j.find("parent"), j.find("child")
+        if parent is None or child is None or parent.get("link") is None or child.get("link") is None:
+            raise FileFormatError(f"{where} needs <parent link=...> and <child link=...>")
+        axis_el = j.find("axis")
+        axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, 0.0, f"{where} <axis>") \
+            if axis_el is not None else np.array([1.0, 0.0, 0.0])
+        lim = None
+        lim_el = j.find("limit")
+        if lim_el is not None and lim_el.get("lower") is not None and lim_el.get("upper") is not None:
+            lim = (float(lim_el.get("lower")), float(lim_el.get("upper")))
+        mimic = None
+        mim = j.find("mimic")
+        if mim is not None:
+            mimic = {"joint": mim.get("joint"), "multiplier": float(mim.get("multiplier", 1.0)),
+                     "offset": float(mim.get("offset", 0.0))}
+        joints.append({"name": name, "type": j.get("type"), "parent": parent.get("link"), "child": child.get("link"),
+                       "origin": _origin(j.find("origin"), where), "axis": axis, "limits": lim, "mimic": mimic})
+    inertials: dict[str, np.ndarray | None] = {}
+    for link in root.findall("link"):
+        name = link.get("name")
+        ine = link.find("inertial")
+        mass_el = None if ine is None else ine.find("mass")
+        if ine is None or mass_el is None:
+            inertials[name] = None
+            continue
+        where = f"{path}: link {name!r}"
+        T = _origin(ine.find("origin"), where)
+        I_el = ine.find("inertia")
+        if I_el is None:
+            Ic = np.zeros((3, 3))
+        else:
+            v = {k: float(I_el.get(k, 0.0)) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+            Ic = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
+                           [v["ixz"], v["iyz"], v["izz"]]])
+        inertials[name] = body_parameters(float(mass_el.get("value", 0.0)), T[:3, 3], Ic, T[:3, :3])
+    return joints, inertials, root.get("name", path.stem)
 
 
 def _parse_yourdfpy(path: Path):
