@@ -7,8 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["dynid.report._spec", "dynid.report._svg", "dynid.report._report", "dynid.report._model",
-           "dynid.report._figures"]
+MODULES = ["dynid.report._spec", "dynid.report._svg", "dynid.report._report", "dynid.report._figures"]
 
 
 @pytest.mark.parametrize("name", MODULES)

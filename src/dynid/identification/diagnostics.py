@@ -497,9 +497,7 @@ def _undetermined(ident) -> list[Diagnostic]:
     not_excited = [int(i) for i, s in zip(range(len(names)), ident.status) if s == "not excited"]
     for j, rel in enumerate(pu["relative"]):
         # parameters held (not excited) that move this axis on another motion: their effect is unknown
-        held = [names[i] for i in not_excited
-                if pu["column_rms"][j, i] * max(abs(ident.theta[i]), 1e-12) >= 0 and pu["column_rms"][j, i]
-                > 1e-9 * max(pu["torque_rms"][j], 1e-300)]
+        held = [names[i] for i in not_excited if pu["column_rms"][j, i] > 1e-9 * max(pu["torque_rms"][j], 1e-300)]
         if not (rel > MAX_PREDICTION_UNCERTAINTY or held):
             continue
         top = np.argsort(pu["share"][j])[::-1][:3]

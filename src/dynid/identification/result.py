@@ -80,6 +80,22 @@ class Identification:
         return self.tcmd - self.cond.tau
 
 
+def _prior_base_values(ident: Identification) -> np.ndarray | None:
+    """The a-priori model's value of each base parameter (URDF/configured inertias; NaN for combinations with
+    friction, which has no a-priori value), or None when the model has none."""
+    plant, base = ident.plant, ident.base
+    prior = plant.model.prior_parameters()
+    if prior is None:
+        return None
+    theta = np.zeros(plant.n_params)
+    theta[: plant.n_model] = prior
+    values = base.base_values(theta)
+    friction = np.asarray(base.independent) >= plant.n_model
+    if base.dependent.size:
+        friction |= np.any((base.K != 0) & (np.asarray(base.dependent) >= plant.n_model)[None, :], axis=1)
+    return np.where(friction, np.nan, values)
+
+
 def fitted_model(ident: Identification) -> FittedModel:
     """The :class:`~dynid.fitted.FittedModel` of an identification run: its parameters with their std
     and status, and result.json's ``conditioning`` and ``metrics`` sections built from the run."""
@@ -129,6 +145,7 @@ def fitted_model(ident: Identification) -> FittedModel:
             "std": ident.base_std,
             "excited": ident.base_excited,
             "correlation": ident.lsq.correlation,
+            **({"prior": prior_base} if (prior_base := _prior_base_values(ident)) is not None else {}),
         },
         "derived": dict(ident.derived),
         **({"physical_consistency": ident.consistent.to_dict()} if ident.consistent is not None else {}),

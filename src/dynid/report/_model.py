@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
 from ..errors import DynidError
 from ._data import ReportData
 
-__all__ = ["identified_model", "inertial_torque", "missing_term", "PriorRow", "prior_comparison",
-           "parse_combination"]
+__all__ = ["identified_model", "inertial_torque", "missing_term", "PriorRow", "prior_comparison"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,81 +116,18 @@ class PriorRow:
         return (self.value - self.prior) / self.std if self.std > 0 else math.nan
 
 
-_COEF = re.compile(r"^(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?:/\d+)?)\*(.+)$")
-
-
-def parse_combination(expression: str, names: Mapping[str, float] | set) -> list[tuple[float, str]] | None:
-    """The terms ``[(coefficient, name), ...]`` of a base parameter's expression, or None when one of
-    them is not in ``names``.
-
-    The expression is as :func:`dynid.identification.base_params.format_combination` writes it:
-    ``lead + c1*name1 - c2*name2`` with spaces around the signs and coefficients such as ``3/4``,
-    ``0.25`` or ``1.5e-05``; a name itself may hold ``*`` or ``+`` (``L1^2*M2+I1``).
-
-    Examples
-    --------
-    >>> parse_combination("L1^2*M2+I1 + 1/4*m - 0.5*c", {"L1^2*M2+I1", "m", "c"})
-    [(1.0, 'L1^2*M2+I1'), (0.25, 'm'), (-0.5, 'c')]
-    >>> parse_combination("a + 2*A1.viscous", {"a"}) is None
-    True
-    """
-    parts = re.split(r" ([+-]) ", expression.strip())
-    terms = []
-    for k in range(0, len(parts), 2):
-        sign = -1.0 if k and parts[k - 1] == "-" else 1.0
-        term = parts[k]
-        coef = 1.0
-        if term not in names:
-            m = _COEF.match(term)
-            if m is None or m.group(2) not in names:
-                return None
-            coef, term = float(Fraction(m.group(1))), m.group(2)
-        terms.append((sign * coef, term))
-    return terms
-
-
-def _prior_values(data: ReportData) -> dict[str, float] | None:
-    """The model's a-priori values by parameter name (URDF or configured link inertias), or None."""
-    ident = identified_model(data)
-    if ident is None:
-        return None
-    try:
-        prior = ident.model.prior_parameters()
-    except (DynidError, TypeError, ValueError) as err:
-        logger.info("report: no prior values for %s (%s)", data.result_path, err)
-        return None
-    names = ident.plant.param_names[: ident.plant.n_model]
-    if prior is None or np.size(prior) != len(names):
-        return None
-    return dict(zip(names, np.asarray(prior, dtype=float).ravel().tolist()))
-
-
 def prior_comparison(data: ReportData) -> list[PriorRow] | None:
-    """A-priori against identified values, or None when the model has no a-priori values.
-
-    One row per excited base parameter whose combination involves model parameters only (friction
-    has no prior): its a-priori value is the same combination of the prior parameters. Without
-    ``base_parameters`` in result.json, one row per identified parameter.
-    """
-    prior = _prior_values(data)
+    """A-priori against identified values of the excited base parameters, or None when the model has no
+    a-priori values (result.json ``base_parameters.prior``, computed by the identification; combinations
+    with friction, which has no prior, are left out)."""
+    base = data.result.get("base_parameters") or {}
+    prior = base.get("prior")
     if prior is None:
         return None
-    base = data.result.get("base_parameters") or {}
-    if base.get("expressions"):
-        exprs = base["expressions"]
-        n = len(exprs)
-        candidates = zip(exprs, base.get("values") or [None] * n, base.get("std") or [None] * n,
-                         base.get("excited") or [True] * n)
-    else:
-        p = data.result["parameters"]
-        n = len(p["names"])
-        candidates = ((name, v, s, st == "identified") for name, v, s, st in
-                      zip(p["names"], p["values"], p.get("std") or [None] * n, p.get("status") or ["identified"] * n))
+    n = len(prior)
     rows = []
-    for name, value, std, excited in candidates:
-        terms = parse_combination(str(name), prior) if excited and value is not None else None
-        if terms:
-            rows.append(PriorRow(str(name), sum(c * prior[t] for c, t in terms), float(value),
-                                 math.nan if std is None else float(std)))
+    for name, value, std, excited, pv in zip(base["expressions"], base["values"], base.get("std") or [None] * n,
+                                             base.get("excited") or [True] * n, prior):
+        if excited and value is not None and pv is not None and math.isfinite(pv):
+            rows.append(PriorRow(str(name), float(pv), float(value), math.nan if std is None else float(std)))
     return rows
-
