@@ -18,7 +18,7 @@ from ..metrics import relative_errors
 from ..models.base import Plant
 from ..models.inertia import physical_consistency
 from ..recording import Recording
-from ..signal.conditioning import Conditioned, condition
+from ..signal.conditioning import Conditioned, ConditioningOptions, condition
 from .base_params import Confounding, confounded_groups
 from .diagnostics import diagnose, prediction_uncertainty
 from .options import IdentifyOptions, ParameterStatus
@@ -27,7 +27,7 @@ from .result import Identification
 from .consistent import ConsistentFit, fit_consistent
 from .solve import LeastSquares, weighted_lstsq
 
-__all__ = ["fit_once", "condition_for", "solve", "Solution", "Fit"]
+__all__ = ["fit_once", "condition_for", "conditioning_options", "solve", "Solution", "Fit"]
 
 Fit = Callable[..., Identification]
 """``fit(rec, plant, options, progress=None) -> Identification``: one estimator, as the selections call it."""
@@ -42,18 +42,27 @@ def condition_for(rec: Recording, plant: Plant, options: IdentifyOptions) -> Con
     if rec.n_joints != plant.n_joints:
         raise IdentifiabilityError(f"{rec.source}: {rec.n_joints} joints recorded, model {plant.model.name!r} "
                                    f"has {plant.n_joints}")
+    return condition(rec, conditioning_options(plant, options), plant.model.joint_kinds)
+
+
+def conditioning_options(plant: Plant, options: IdentifyOptions) -> ConditioningOptions:
+    """The conditioning options :func:`condition_for` uses for ``plant``."""
     copt = options.conditioning
     frac = plant.model.upper_velocity_fraction
     if frac is not None and copt.upper_velocity_threshold is None and copt.upper_velocity_fraction is None:
         copt = replace(copt, upper_velocity_fraction=frac)
     if plant.friction.sign_directions and not copt.sign_directions:
         copt = replace(copt, sign_directions=plant.friction.sign_directions)
-    return condition(rec, copt, plant.model.joint_kinds)
+    return copt
 
 
 def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
-             progress: Callable[[str, float], None] | None = None) -> Identification:
+             progress: Callable[[str, float], None] | None = None,
+             conditioned: Conditioned | None = None) -> Identification:
     """One pass of the identification with the plant's friction model and the options' cutoff.
+
+    ``conditioned``: ``rec`` already conditioned (by a selection that scored this cutoff); used only when
+    it was conditioned with exactly the options this pass would use, else the recording is conditioned anew.
 
     Raises
     ------
@@ -62,7 +71,10 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     """
     step = progress or (lambda stage, frac: None)
     step("conditioning", 0.0)
-    cond = condition_for(rec, plant, options)
+    if conditioned is not None and conditioned.options == conditioning_options(plant, options):
+        cond = conditioned
+    else:
+        cond = condition_for(rec, plant, options)
     reg = build_regression(cond, plant, options, progress=step)
     sol = solve(reg, plant, options, progress=step)
     confounded = confounding(plant, reg, sol)

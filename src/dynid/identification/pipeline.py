@@ -24,6 +24,7 @@ Reading order of the package (each module imports only the ones before it):
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Callable
 
 from ..models.base import Plant
@@ -82,6 +83,8 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
             plant = Plant(plant.model.with_config(friction=sel.friction))
         notes.append(sel.note())
         selections["selection"] = sel.to_dict()
+    if selections and final is fit_once and sel.conditioned is not None:   # the selection's conditioning, reused
+        final = partial(fit_once, conditioned=sel.conditioned)
     res = final(rec, plant, options, progress=progress)
     if notes or selections:
         res = replace(res, notes=res.notes + tuple(notes), selections={**res.selections, **selections})

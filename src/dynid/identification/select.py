@@ -37,7 +37,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -46,7 +46,7 @@ from ..errors import DynidError
 from ..fitted import SIGN_NOISE_FACTOR
 from ..models.base import Plant
 from ..recording import Recording
-from ..signal.conditioning import default_cutoff
+from ..signal.conditioning import Conditioned, default_cutoff
 from .diagnostics import MIN_DELAY_SAMPLES, estimate_delay
 from .base_params import structural_base
 from .fit import Fit, condition_for
@@ -128,6 +128,9 @@ class CutoffSelection:
     chosen_hz: float
     default_hz: float
     scores: dict
+    conditioned: Conditioned | None = field(default=None, repr=False, compare=False)
+    """The recording conditioned at the chosen cutoff when the selection has it (the default cutoff's),
+    for the final fit to reuse (:func:`~dynid.identification.fit.fit_once` checks its options)."""
 
     def note(self) -> str:
         parts = [f"{fc:.3g} Hz: {'-' if v is None else f'{100 * v:.3f} %'}" for fc, v in self.scores.items()]
@@ -185,6 +188,9 @@ class AutoSelection:
     ridge: float
     default_hz: float
     scores: dict
+    conditioned: Conditioned | None = field(default=None, repr=False, compare=False)
+    """The recording conditioned at the chosen cutoff when the selection has it (the default cutoff's),
+    for the final fit to reuse (:func:`~dynid.identification.fit.fit_once` checks its options)."""
 
     def note(self) -> str:
         best = self.scores.get((self.cutoff_hz, self.friction, self.ridge), float("nan"))
@@ -277,13 +283,17 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     for i, v in known.items():
         known_vec[i] = v
     scores: dict[tuple[float, str, float], float] = {}
-    for c_i, fc in enumerate(cutoffs):
+    kept = None
+    # the default cutoff last: its conditioning is kept for the final fit without living beside another
+    for c_i, fc in enumerate(sorted(cutoffs, key=lambda c: (c == default_hz, c))):
         step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * c_i / len(cutoffs))
         opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
         try:
             cond = condition_for(rec, first, opts)
         except DynidError:
             continue
+        if fc == default_hz:
+            kept = cond
         # scored on a subsample: the fold fits estimate a few dozen parameters, a few thousand states do
         k = max(options.decimate or default_decimation(cond), -(-cond.data_length // SELECTION_SAMPLES))
         idx = np.arange(0, cond.data_length, k)
@@ -336,44 +346,52 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                 tt_all[b, j] = cond.tau_raw[idx][rows, j] @ cond.tau_raw[idx][rows, j]
         del A, E
         folds = (((0, 1), 2), ((1, 2), 0))
+        G_fold = [G_fit[list(b)].sum(axis=0) for b, _ in folds]            # (n, P, P) per fold
+        h_fold = [h_fit[list(b)].sum(axis=0) for b, _ in folds]
+        yy_fold = [yy_fit[list(b)].sum(axis=0) for b, _ in folds]
+        n_fold = [np.maximum(n_fit[list(b)].sum(axis=0), 1) for b, _ in folds]
+        rms_held = [np.sqrt(tt_all[h] / np.maximum(n_all[h], 1)) for _, h in folds]
         for s in specs:
             S = np.concatenate([np.arange(rb.size), cols_of[s]])
-            for r in ridges:
-                errs = []
-                for fit_blocks, held in folds:
-                    Gj = G_fit[list(fit_blocks)].sum(axis=0)[:, S][:, :, S]        # (n, p, p)
-                    hj = h_fit[list(fit_blocks)].sum(axis=0)[:, S]
-                    yyj = yy_fit[list(fit_blocks)].sum(axis=0)
-                    nj = np.maximum(n_fit[list(fit_blocks)].sum(axis=0), 1)
-                    w = np.ones(n)
-                    if options.weighting == "residual_std" and n > 1 and options.estimator != "ols":
-                        x0 = _solve_gram(Gj.sum(axis=0), hj.sum(axis=0))
-                        res = yyj - 2 * hj @ x0 + np.einsum("p,jpq,q->j", x0, Gj, x0)
-                        sd = np.sqrt(np.maximum(res, 0) / nj)
-                        w = 1.0 / np.maximum(sd, 1e-6 * max(sd.max(), 1e-300))
-                        w /= w.max()
-                    elif options.weighting == "torque_std" and n > 1:
-                        sd = np.sqrt(yyj / nj)
-                        w = 1.0 / np.where(sd > 0, sd, 1.0)
-                        w /= w.max()
-                    G = np.einsum("j,jpq->pq", w**2, Gj)
-                    h = np.einsum("j,jp->p", w**2, hj)
+            mask = np.zeros(S.size, bool)
+            mask[: rb.size] = ridge_mask
+            target = np.concatenate([base_prior, np.zeros(S.size - rb.size)])
+            errs = {r: [] for r in ridges}
+            for f, (_, held) in enumerate(folds):                           # per fold: the weights, then each ridge
+                Gj = G_fold[f][:, S][:, :, S]                                   # (n, p, p)
+                hj = h_fold[f][:, S]
+                w = np.ones(n)
+                if options.weighting == "residual_std" and n > 1 and options.estimator != "ols":
+                    x0 = _solve_gram(Gj.sum(axis=0), hj.sum(axis=0))
+                    res = yy_fold[f] - 2 * hj @ x0 + np.einsum("p,jpq,q->j", x0, Gj, x0)
+                    sd = np.sqrt(np.maximum(res, 0) / n_fold[f])
+                    w = 1.0 / np.maximum(sd, 1e-6 * max(sd.max(), 1e-300))
+                    w /= w.max()
+                elif options.weighting == "torque_std" and n > 1:
+                    sd = np.sqrt(yy_fold[f] / n_fold[f])
+                    w = 1.0 / np.where(sd > 0, sd, 1.0)
+                    w /= w.max()
+                G0 = np.einsum("j,jpq->pq", w**2, Gj)
+                h0 = np.einsum("j,jp->p", w**2, hj)
+                Gh, hh = G_all[held][:, S][:, :, S], h_all[held][:, S]
+                rms = rms_held[f]
+                ok = rms > 0
+                d = np.sqrt(np.maximum(np.diag(G0), 1e-300))
+                top = None
+                for r in ridges:
+                    G, h = G0, h0
                     if r > 0:
-                        d = np.sqrt(np.maximum(np.diag(G), 1e-300))
-                        lam2 = (r * np.sqrt(np.linalg.eigvalsh(G / np.outer(d, d))[-1])) ** 2
-                        mask = np.zeros(S.size, bool)
-                        mask[: rb.size] = ridge_mask
-                        G = G.copy()
+                        if top is None:
+                            top = np.linalg.eigvalsh(G0 / np.outer(d, d))[-1]
+                        lam2 = r**2 * top
+                        G = G0.copy()
                         G[mask, mask] += lam2 * d[mask] ** 2
-                        h = h + np.where(mask, lam2 * d**2 * np.concatenate([base_prior, np.zeros(S.size - rb.size)]),
-                                         0.0)
+                        h = h0 + np.where(mask, lam2 * d**2 * target, 0.0)
                     x = _solve_gram(G, h)
-                    sse = yy_all[held] - 2 * h_all[held][:, S] @ x + np.einsum("p,jpq,q->j", x,
-                                                                               G_all[held][:, S][:, :, S], x)
-                    rms = np.sqrt(tt_all[held] / np.maximum(n_all[held], 1))
-                    ok = rms > 0
-                    errs.append(np.mean(np.sqrt(np.maximum(sse[ok], 0) / n_all[held][ok]) / rms[ok]))
-                scores[(float(fc), s, float(r))] = float(np.mean(errs))
+                    sse = yy_all[held] - 2 * hh @ x + np.einsum("p,jpq,q->j", x, Gh, x)
+                    errs[r].append(np.mean(np.sqrt(np.maximum(sse[ok], 0) / n_all[held][ok]) / rms[ok]))
+            for r in ridges:
+                scores[(float(fc), s, float(r))] = float(np.mean(errs[r]))
     if not scores:
         return AutoSelection(float(cutoffs[0]), specs[0], float(ridges[0]), float(default_hz), {})
     # another cutoff than the default must be clearly better (the scores share the recording's noise, but a
@@ -386,4 +404,4 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in allowed.items()
             if v <= (1.0 + MIN_GAIN) * best]
     *_, fc, s, r = min(near)
-    return AutoSelection(float(fc), s, float(r), float(default_hz), scores)
+    return AutoSelection(float(fc), s, float(r), float(default_hz), scores, kept if fc == default_hz else None)

@@ -119,23 +119,44 @@ def _upper_solve(R: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.linalg.solve(R, b)
 
 
-def _solve(W: np.ndarray, y: np.ndarray, row_scale: np.ndarray, col_scale: np.ndarray, rtol: float | None):
-    """Least squares of ``diag(row_scale) W diag(1/col_scale) z ≈ diag(row_scale) y``.
+def _joint_factors(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: int,
+                   col_scale: np.ndarray) -> np.ndarray:
+    """Per joint, the R factor ``(k+1, k+1)`` of its rows ``[W_j diag(1/col_scale) | y_j]`` (zero rows where a
+    joint has fewer rows than that): every per-joint weighting of the least squares is then a QR of the
+    stacked, weighted factors — one pass over the tall matrix for all the solves, one joint's rows at a time."""
+    k = W.shape[1]
+    F = np.zeros((n_joints, k + 1, k + 1))
+    for j in range(n_joints):  # per joint (a handful), not per sample
+        rows = joint == j
+        if not rows.any():
+            continue
+        Ab = np.empty((int(rows.sum()), k + 1))
+        np.divide(W[rows], col_scale[None, :], out=Ab[:, :k])
+        Ab[:, k] = y[rows]
+        R = np.linalg.qr(Ab, mode="r")
+        F[j, : R.shape[0]] = R
+    return F
 
-    The QR of the augmented matrix ``[A | b]`` in "r" mode gives ``R0`` and ``Q0ᵀ b`` (its last
-    column) without ever forming ``Q0``; the rank-revealing pivoted QR then runs on the small
-    ``k x k`` factor: ``A P = Q0 Q1 R``, so the pivots and ``R`` are those of ``A``.
+
+def _solve(F: np.ndarray, weights: np.ndarray, n_rows: int, rtol: float | None, extra: np.ndarray | None = None):
+    """Least squares of the rows whose per-joint factors are ``F`` ``(n_joints, k+1, k+1)`` (unit columns,
+    last column the torque), each joint's rows weighted by ``weights``, plus the rows ``extra`` ``(m, k+1)``.
+
+    The QR of the stacked factors gives the ``R0`` and ``Q0ᵀ b`` of the tall weighted problem; the
+    rank-revealing pivoted QR then runs on the small ``k x k`` factor: ``A P = Q0 Q1 R``, so the pivots and
+    ``R`` are those of ``A``.
     """
-    n, k = W.shape
-    Ab = np.empty((n, k + 1))
-    np.multiply(W, row_scale[:, None] / col_scale[None, :], out=Ab[:, :k])
-    np.multiply(y, row_scale, out=Ab[:, k])
-    R_aug = np.linalg.qr(Ab, mode="r")
-    del Ab
+    k = F.shape[2] - 1
+    stack = (F * weights[:, None, None]).reshape(-1, k + 1)
+    if extra is not None:
+        stack = np.vstack([stack, extra])
+    R_aug = np.linalg.qr(stack, mode="r")
+    if R_aug.shape[0] < k + 1:
+        R_aug = np.vstack([R_aug, np.zeros((k + 1 - R_aug.shape[0], k + 1))])
     R0, qty = R_aug[:k, :k], R_aug[:k, k]
     Q1, R, piv = qr_pivoted(R0)
     d = np.abs(np.diag(R))
-    tol = (max(n, k) * np.finfo(float).eps if rtol is None else rtol) * (d[0] if d.size else 0.0)
+    tol = (max(n_rows, k) * np.finfo(float).eps if rtol is None else rtol) * (d[0] if d.size else 0.0)
     r = int((d > tol).sum())
     z = np.zeros(k)
     if r:
@@ -178,7 +199,6 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
                                    hint="record longer or move faster so more samples pass the velocity threshold")
     scale = np.linalg.norm(W, axis=0)
     scale[scale == 0] = 1.0
-    ones = np.ones(n_rows)
 
     def joint_std(v: np.ndarray) -> np.ndarray:
         cnt = np.bincount(joint, minlength=n_joints).astype(float)
@@ -186,13 +206,13 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         var = np.bincount(joint, (v - mean[joint]) ** 2, minlength=n_joints) / np.maximum(cnt - 1, 1)
         return np.sqrt(var)
 
+    F = _joint_factors(W, y, joint, n_joints, scale)
     w = np.ones(n_joints)
-    R_unweighted = None
+    z0, _, _, _, R_unweighted = _solve(F, w, n_rows, rtol)
     if weighting == "torque_std":
         s = joint_std(y)
         w = 1.0 / np.where(s > 0, s, 1.0)
     elif weighting == "residual_std" and n_joints > 1:
-        z0, _, _, _, R_unweighted = _solve(W, y, ones, scale, rtol)
         s = joint_std(y - W @ (z0 / scale))
         pos = s[s > 0]
         floor = 1e-6 * (pos.max() if pos.size else 1.0)
@@ -200,18 +220,15 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     if n_joints > 1:
         w = w / w.max()
     wr = w[joint]
-    z, R, piv, r, R0 = _solve(W, y, wr, scale, rtol)
+    z, R, piv, r, _ = _solve(F, w, n_rows, rtol)
     if ridge > 0 and prior is not None and prior_mask is not None and np.any(prior_mask):
         lam = ridge * float(np.linalg.svd(R, compute_uv=False)[0])
         m = np.nonzero(prior_mask)[0]
-        extra = np.zeros((m.size, k))
+        extra = np.zeros((m.size, k + 1))
         extra[np.arange(m.size), m] = lam              # in unit-column coordinates: lam * z_m
-        W_aug = np.vstack([W * (wr[:, None] / scale[None, :]), extra])
-        y_aug = np.concatenate([y * wr, lam * prior[m] * scale[m]])
-        z, R, piv, r, _ = _solve(W_aug, y_aug, np.ones(W_aug.shape[0]), np.ones(k), rtol)
+        extra[:, k] = lam * prior[m] * scale[m]
+        z, R, piv, r, _ = _solve(F, w, n_rows + m.size, rtol, extra)
         # the residual and covariance below are those of the data rows (the prior adds information)
-    if weighting == "none" or n_joints == 1:
-        R_unweighted = R0
     if r == 0:
         raise IdentifiabilityError("the recording excites none of the model's parameters",
                                    hint="check that the joints move and the torques are not all zero")
@@ -230,10 +247,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     std = np.sqrt(np.diag(cov))
     # raw (unweighted, unscaled) condition number: W = Q0 R0 diag(1/scale)^-1, so the singular values of
     # W[:, S] are those of R0[:, S] * scale[S] — no further QR of the tall matrix when a solve was unweighted
-    if R_unweighted is not None:
-        R_raw = R_unweighted[:, excited] * scale[excited]
-    else:
-        R_raw = np.linalg.qr(W[:, excited], mode="r")
+    R_raw = R_unweighted[:, excited] * scale[excited]
     sv = np.linalg.svd(R_raw, compute_uv=False)
     cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
     # unit columns, unweighted: depends on the motion only (torque weights would make it depend on the data)
