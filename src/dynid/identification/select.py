@@ -12,6 +12,10 @@ only where it beats the default's best by ``CUTOFF_GAIN`` (5 %).
 
 - Cutoff candidates: ``factor × default`` (0.5, 1, 2, 4; below 0.4 fs), the default being 20 × the
   motion bandwidth (:func:`dynid.signal.conditioning.default_cutoff`), which looks only at the positions.
+  They are walked from the default: upward while the best score of a cutoff improves on the previous one,
+  otherwise downward while it improves (the held-out error is unimodal in the cutoff — signal distortion
+  below the best cutoff, noise above it — so a candidate beyond a worse one cannot win); three of the four
+  are scored in the usual case.
   How much of the torque above it the model explains depends on the robot: link-side torque sensors on
   a light arm see elastic vibrations the rigid model lacks (a lower cutoff is better), while motor
   torques of a heavy geared robot carry the rotor inertia's response to fast motor accelerations (a
@@ -128,9 +132,6 @@ class CutoffSelection:
     chosen_hz: float
     default_hz: float
     scores: dict
-    conditioned: Conditioned | None = field(default=None, repr=False, compare=False)
-    """The recording conditioned at the chosen cutoff when the selection has it (the default cutoff's),
-    for the final fit to reuse (:func:`~dynid.identification.fit.fit_once` checks its options)."""
 
     def note(self) -> str:
         parts = [f"{fc:.3g} Hz: {'-' if v is None else f'{100 * v:.3f} %'}" for fc, v in self.scores.items()]
@@ -283,17 +284,15 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     for i, v in known.items():
         known_vec[i] = v
     scores: dict[tuple[float, str, float], float] = {}
-    kept = None
-    # the default cutoff last: its conditioning is kept for the final fit without living beside another
-    for c_i, fc in enumerate(sorted(cutoffs, key=lambda c: (c == default_hz, c))):
-        step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * c_i / len(cutoffs))
+
+    def score(fc: float) -> Conditioned | None:
+        """Score every combination at cutoff ``fc`` (into ``scores``); the conditioned recording."""
+        step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * len({c for c, _, _ in scores}) / max(len(cutoffs) - 1, 1))
         opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
         try:
             cond = condition_for(rec, first, opts)
         except DynidError:
-            continue
-        if fc == default_hz:
-            kept = cond
+            return None
         # scored on a subsample: the fold fits estimate a few dozen parameters, a few thousand states do
         k = max(options.decimate or default_decimation(cond), -(-cond.data_length // SELECTION_SAMPLES))
         idx = np.arange(0, cond.data_length, k)
@@ -392,6 +391,26 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                     errs[r].append(np.mean(np.sqrt(np.maximum(sse[ok], 0) / n_all[held][ok]) / rms[ok]))
             for r in ridges:
                 scores[(float(fc), s, float(r))] = float(np.mean(errs[r]))
+        return cond
+
+    # the cutoffs, walked from the default: up while the best score improves, else down while it improves — the
+    # held-out error is unimodal in the cutoff (distortion below the optimum, noise above), so the skipped
+    # candidates could not have won; typically 3 of the 4 conditionings
+    def best_at(fc: float) -> float:
+        return min((v for (c, _, _), v in scores.items() if c == fc), default=np.inf)
+
+    home = default_hz if default_hz in cutoffs else cutoffs[0]
+    kept = score(home)
+    i0 = cutoffs.index(home)
+    for direction in (cutoffs[i0 + 1:], cutoffs[:i0][::-1]):
+        prev, moved = best_at(home), False
+        for fc in direction:
+            score(fc)
+            if not best_at(fc) < prev:
+                break
+            prev, moved = best_at(fc), True
+        if moved:
+            break
     if not scores:
         return AutoSelection(float(cutoffs[0]), specs[0], float(ridges[0]), float(default_hz), {})
     # another cutoff than the default must be clearly better (the scores share the recording's noise, but a
@@ -404,4 +423,4 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in allowed.items()
             if v <= (1.0 + MIN_GAIN) * best]
     *_, fc, s, r = min(near)
-    return AutoSelection(float(fc), s, float(r), float(default_hz), scores, kept if fc == default_hz else None)
+    return AutoSelection(float(fc), s, float(r), float(default_hz), scores, kept if fc == home else None)
