@@ -28,9 +28,18 @@ start/target box), ``|qd| <= v_max``, ``|qdd| <= a_max`` (all linear in the coef
 torque limits are given, ``|tau| <= tau_max`` with the torque predicted from the example parameters
 (or ``theta``), and the mechanism's own limits where the model has them
 (:meth:`~dynid.models.DynamicModel.configuration_check`: a hexapod's U-joint angles, its distance from
-singularity, assembly), with derivatives by forward differences in the joint positions. Solver: SciPy SLSQP. Restarts: ``restarts`` random starts (coefficients from a seeded
-``numpy.random.default_rng(seed)``, scaled to use 90 % of the tightest limit, ``q_i0`` at the box
-centre) run ``screen_iter`` iterations each; the best is polished up to ``max_iter`` iterations.
+singularity, a Delta's transmission angles and distance from its parallel singularity; assembly), with
+derivatives by forward differences in the joint positions. Solver: SciPy SLSQP. Its iterates may leave
+the constraints on the way (the line search of the first iterations can reach positions far outside the
+box): where a closed chain does not assemble there the objective is a large constant
+(:class:`~dynid.models.closed_chain.KinematicsError` is caught), and each run keeps its best iterate that
+satisfies every constraint (to 1e-6), not merely its last. Starts: with ``reference_hz`` (the frequencies
+of the sine program the design is compared with) one start imitates that sine (each joint's sine
+velocity over one period projected by least squares onto the series, about the box centre, filled to
+the limits), so the search begins about as informative as the sine; then ``restarts`` random starts
+(coefficients from a seeded ``numpy.random.default_rng(seed)``, scaled to use 90 % of the tightest
+limit, ``q_i0`` at the box centre). Each runs ``screen_iter`` iterations; the best is polished up to
+``max_iter`` iterations.
 
 Final check: the trajectory is sampled every ``check_dt`` (1 ms) over the record and checked against
 every limit. If the coarse grid missed a peak, the oscillation is scaled about ``q_i0`` (which keeps
@@ -250,7 +259,8 @@ class FourierDesign:
     check : LimitCheck
     scale : float — factor the optimised oscillation was scaled by in the final repair (1 = none)
     objective : str ; objective_value : float (coarse grid)
-    restarts : tuple of dict — per random start: objective, iterations, success, message
+    restarts : tuple of dict — per start (``"reference"``, 1, 2, .., then ``"polish"``): objective, iterations,
+        success, message
     seed : int ; run_time_s : float
     success : bool ; message : str
     """
@@ -572,15 +582,36 @@ class _Problem:
         return not self.torque_joints.size or np.min(self.torque_con(u)) >= -tol
 
     def initial(self, rng: np.random.Generator) -> np.ndarray:
+        """A random start: coefficients ~ N(0, 1/H), ``q0`` at the box centre, filled to ``init_fill``."""
         nc = self.n * self.nz
         u = np.concatenate([rng.normal(size=nc) / math.sqrt(self.H), self.center / np.where(self.sc[nc:] > 0, self.sc[nc:], 1)])
-        # largest oscillation scale that keeps the linear constraints, then init_fill of it
+        return self._fill(u, self.opts.init_fill)
+
+    def reference_start(self, freqs_hz) -> np.ndarray:
+        """The start that imitates a sine program over the box: joint j's sine velocity
+        ``A_j ω_j sin(ω_j t)`` (``ω_j = 2π f_j``, ``A_j`` the half range) over one period, projected by least
+        squares onto the series that starts and ends at rest, about the box centre, filled to the limits."""
+        f = np.asarray(freqs_hz, dtype=float).ravel()
+        if f.shape != (self.n,) or not np.all(np.isfinite(f) & (f > 0)):
+            raise ConfigError(f"reference frequencies must be {self.n} positive numbers [Hz], got {f.tolist()}")
+        w = 2 * np.pi * f
+        half = 0.5 * (self.limits.upper - self.limits.lower)
+        V = half * w * np.sin(np.outer(self.t, w))              # (NG, n)
+        Z = np.linalg.lstsq(self.Pv, V, rcond=None)[0]           # (nz, n)
+        u = np.concatenate([Z.T.ravel(), self.center]) / np.where(self.sc > 0, self.sc, 1)
+        return self._fill(u, 1.0)
+
+    def _fill(self, u: np.ndarray, fill: float) -> np.ndarray:
+        """Scale the oscillation of ``u`` to ``fill`` of the largest that keeps the linear constraints, then
+        shrink it until the torque and mechanism constraints hold too (or give up: SLSQP starts infeasible)."""
+        nc = self.n * self.nz
+        u = u.copy()
         a_osc = self.A[:, :nc] @ u[:nc]
         slack = self.A[:, nc:] @ u[nc:] + self.c
         neg = a_osc < 0
         s = float(np.min(slack[neg] / -a_osc[neg])) if np.any(neg) else 1.0
-        u[:nc] *= self.opts.init_fill * s
-        for _ in range(30):  # torque and mechanism: shrink until feasible (or give up: SLSQP starts infeasible)
+        u[:nc] *= fill * s
+        for _ in range(30):
             if ((not self.torque_joints.size or np.min(self.torque_con(u)) >= 0)
                     and (not self.n_config or np.min(self.config_con(u)) >= 0)):
                 break
@@ -594,7 +625,7 @@ def _scaled(traj: FourierTrajectory, s: float) -> FourierTrajectory:
 
 @blas_single_threaded
 def optimize_fourier(plant: Plant, limits: JointLimits, record_s: float, options: FourierOptions = FourierOptions(), *,
-                     theta=None, strict: bool = True,
+                     theta=None, strict: bool = True, reference_hz=None,
                      progress: Callable[[str, float], None] | None = None) -> FourierDesign:
     """Optimise an N-harmonic Fourier excitation for ``plant`` within ``limits`` (module docstring).
 
@@ -613,6 +644,10 @@ def optimize_fourier(plant: Plant, limits: JointLimits, record_s: float, options
     strict : bool
         Raise :class:`~dynid.excite.limits.LimitViolationError` when the final 1 ms check fails (else return
         the design with ``limits_ok = False``).
+    reference_hz : array-like, shape (n_joints,), optional
+        Frequencies [Hz] of the sine program the design is compared with (``dynid excite``'s reference):
+        one more start imitates it (module docstring), so the optimiser begins from a motion about as
+        informative as the sine instead of from random starts only.
     progress : callable(stage, fraction), optional
 
     Returns
@@ -654,26 +689,25 @@ def optimize_fourier(plant: Plant, limits: JointLimits, record_s: float, options
     runs = []
     best_u, best_f = None, np.inf
     starts = [prob.initial(rng) for _ in range(options.restarts)]
-    screen = options.screen_iter if options.restarts > 1 else options.max_iter
+    if reference_hz is not None:
+        starts.insert(0, prob.reference_start(reference_hz))
+    screen = options.screen_iter if len(starts) > 1 else options.max_iter
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=RuntimeWarning)
         warnings.filterwarnings("ignore", message=".*Values in x were outside bounds.*")
-        for k, u0 in enumerate(starts):  # independent random starts (sequential: the regressor is the cost)
+        for k, u0 in enumerate(starts):  # independent starts (sequential: the regressor is the cost)
             step(f"start {k + 1}/{len(starts)}", 0.05 + 0.6 * k / len(starts))
-            res = minimize(prob.fun, u0, jac=prob.grad, method="SLSQP", constraints=prob.constraints(),
-                           options={"maxiter": max(screen, 1), "ftol": options.tol})
-            u = res.x if prob.feasible(res.x, 1e-6) else u0
-            f = prob.fun(u)
-            runs.append({"start": k + 1, "objective": f, "iterations": int(res.nit), "success": bool(res.success),
-                         "message": str(res.message)})
+            u, f, res = _slsqp(prob, u0, max(screen, 1), options.tol)
+            label = k + 1 if reference_hz is None else (k or "reference")
+            runs.append({"start": label, "objective": f,
+                         "iterations": int(res.nit), "success": bool(res.success), "message": str(res.message)})
             if f < best_f:
                 best_u, best_f = u, f
-        if options.restarts > 1 and options.max_iter > screen:
+        if len(starts) > 1 and options.max_iter > screen:
             step("polishing the best start", 0.7)
-            res = minimize(prob.fun, best_u, jac=prob.grad, method="SLSQP", constraints=prob.constraints(),
-                           options={"maxiter": options.max_iter, "ftol": options.tol})
-            if prob.feasible(res.x, 1e-6) and prob.fun(res.x) <= best_f:
-                best_u, best_f = res.x, prob.fun(res.x)
+            u, f, res = _slsqp(prob, best_u, options.max_iter, options.tol)
+            if f <= best_f:
+                best_u, best_f = u, f
             runs.append({"start": "polish", "objective": best_f, "iterations": int(res.nit), "success": bool(res.success),
                          "message": str(res.message)})
     step("checking limits on the fine grid", 0.85)
@@ -683,13 +717,36 @@ def optimize_fourier(plant: Plant, limits: JointLimits, record_s: float, options
         message = "the optimised trajectory violates joint limits on the final check grid"
     else:
         message = f"optimised {options.harmonics}-harmonic trajectory; every limit holds on the {1000 * options.check_dt:g} ms grid"
-    raw, scaled = _design_cond(plant, traj, record_s, options.check_dt, base)
+    try:
+        raw, scaled = _design_cond(plant, traj, record_s, options.check_dt, base)
+    except KinematicsError:   # the check has said where the mechanism does not assemble
+        raw = scaled = math.inf
     step("done", 1.0)
     design = FourierDesign(traj, float(record_s), limits, raw, scaled, check.ok, check, scale, options.objective,
                            float(best_f), tuple(runs), int(options.seed), time.perf_counter() - t0, check.ok, message)
     if strict:
         check.raise_if_violated("optimised Fourier trajectory")
     return design
+
+
+def _slsqp(prob: _Problem, u0: np.ndarray, max_iter: int, tol: float):
+    """SLSQP from ``u0``; returns ``(u, objective, result)`` with ``u`` the best iterate that keeps every
+    constraint (to 1e-6): SLSQP's iterates may leave the constraints on the way (its last one too, when the
+    iteration limit stops it), and a screened start must not fall back to where it began for that."""
+    best = [prob.fun(u0) if prob.feasible(u0, 1e-6) else np.inf, u0]
+
+    def keep(xk):
+        if prob.feasible(xk, 1e-6):
+            f = prob.fun(xk)
+            if f < best[0]:
+                best[0], best[1] = f, np.array(xk, dtype=float)
+
+    res = minimize(prob.fun, u0, jac=prob.grad, method="SLSQP", constraints=prob.constraints(),
+                   options={"maxiter": max_iter, "ftol": tol}, callback=keep)
+    keep(res.x)
+    if not np.isfinite(best[0]):   # nothing feasible seen: the start (SLSQP could not repair it either)
+        return u0, prob.fun(u0), res
+    return best[1], best[0], res
 
 
 def _design_cond(plant, traj, record_s, dt, base):
@@ -708,7 +765,10 @@ def _final_check(plant: Plant, traj: FourierTrajectory, limits: JointLimits, rec
         t, q, qd, qdd = tr.sample(record_s, dt)
         tau = None
         if theta is not None and np.any(np.isfinite(limits.torque)):
-            tau = plant.torque(theta, q, qd, qdd)
+            try:
+                tau = plant.torque(theta, q, qd, qdd)
+            except KinematicsError:   # no torque where a closed chain does not assemble: the check says where
+                tau = None
         return check_limits(limits, t, q, qd, qdd, tau, joint_names=names, kinds=kinds,
                             configuration=plant.model.configuration_check(q)), (t, q, qd, qdd)
 

@@ -23,6 +23,14 @@ J = J_x⁻¹ D, and every body contributes ``Jᵀ_body (m a_body + m g e_z)`` (t
   p8 Theta_Tphi (inertia about the φ axis), p9 L_TO, p10 L_TP (telescope joint positions)
 
 The payload (``payload.mass``) rides on the plate; ``payload.inertia`` is about the φ axis (delta4).
+The closed-form kinematics live in :mod:`dynid.models._delta_kinematics` (re-exported here).
+
+Examples
+--------
+>>> geo = DeltaGeometry(0.2, 0.05, 0.35, 0.8)
+>>> q = inverse_kinematics(geo, [[0.0, 0.0, -0.7]])
+>>> bool(np.allclose(q, q[0, 0])), bool(np.allclose(forward_kinematics(geo, q), [[0.0, 0.0, -0.7]]))
+(True, True)
 
 References
 ----------
@@ -34,15 +42,16 @@ Int. J. Robotics Research 17(12):1325–1336, 1998.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import ClassVar, Mapping
 
 import numpy as np
-import numpy.typing as npt
 
 from ..errors import ConfigError, InputDataError, ShapeError
-from .base import DynamicModel, Joint, Parameter, TaskSpace
+from ._delta_kinematics import (_EZ, _GEOMETRY_KEYS, _U, _W, SINGULARITY_DET_MIN, TRANSMISSION_COS_MIN, DeltaGeometry,
+                                _arm_points, _conditioning, _fk, _ik, _Kinematics, _kinematics, cartesian_to_joint,
+                                forward_kinematics, inverse_kinematics, joint_to_cartesian)
+from .base import ConfigurationCheck, DynamicModel, Joint, Parameter, TaskSpace
 from .closed_chain import BodyMotions, ClosedChain, body_frame, cross
 from .registry import register_model
 
@@ -51,325 +60,16 @@ __all__ = [
     "cartesian_to_joint", "joint_to_cartesian", "EXAMPLE_GEOMETRY",
 ]
 
-_EZ = np.array([0.0, 0.0, 1.0])
-_PHI = np.radians([0.0, 120.0, 240.0])
-_U = np.column_stack([np.cos(_PHI), np.sin(_PHI), np.zeros(3)])   # u_i, rows
-_W = np.column_stack([-np.sin(_PHI), np.cos(_PHI), np.zeros(3)])  # w_i = e_z × u_i, rows
-_GEOMETRY_KEYS = ("base_radius", "platform_radius", "upper_arm", "forearm")
-
 EXAMPLE_GEOMETRY = {"base_radius": 0.2, "platform_radius": 0.05, "upper_arm": 0.35, "forearm": 0.8}
 """Geometry of the example robot [m] (a mid-size pick-and-place Delta), used when a Delta model is
 built without any configuration (``make_model("delta3")``)."""
-
-
-# ----------------------------------------------------------------------------------- kinematics
-
-@dataclass(frozen=True)
-class DeltaGeometry:
-    """Delta dimensions (spec/interfaces.md §4), all in m.
-
-    base_radius : float
-        R, radius of the circle of motor axes (O to A_i).
-    platform_radius : float
-        r, plate centre to the forearm joint C_i (midpoint of the rod pair's lower joints).
-    upper_arm : float
-        L_AB, motor axis to elbow.
-    forearm : float
-        L_BC, elbow to plate joint (rod length).
-    """
-
-    base_radius: float
-    platform_radius: float
-    upper_arm: float
-    forearm: float
-
-    def __post_init__(self) -> None:
-        for key in _GEOMETRY_KEYS:
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ConfigError(f"Delta geometry: {key} must be a finite number in m, got {v!r}")
-            object.__setattr__(self, key, float(v))
-        for key in ("upper_arm", "forearm"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"Delta geometry: {key} must be positive, got {getattr(self, key)!r} m")
-        for key in ("base_radius", "platform_radius"):
-            if getattr(self, key) < 0:
-                raise ConfigError(f"Delta geometry: {key} must be >= 0, got {getattr(self, key)!r} m")
-
-    @property
-    def radial(self) -> np.ndarray:
-        """u_i, radial unit vectors of the arms ``(3, 3)`` (row i = arm i + 1)."""
-        return _U.copy()
-
-    @property
-    def motor_axes(self) -> np.ndarray:
-        """w_i = e_z × u_i, motor axis directions ``(3, 3)``; positive q_i is a rotation about w_i."""
-        return _W.copy()
-
-
-def _as_points(name: str, x) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    if a.ndim != 2 or a.shape[1] != 3:
-        raise ShapeError(f"{name} must have shape (n_samples, 3), got an array with shape {a.shape}",
-                         hint="pass one row per sample: x, y, z in m (or m/s, m/s^2)")
-    return a
-
-
-def _arm_points(geo: DeltaGeometry, q: np.ndarray):
-    """Elbows B ``(N, 3, 3)`` and their first/second derivatives b = ∂B/∂q, b2 = ∂²B/∂q² per arm."""
-    U = _U[None]                               # (1, arm, xyz)
-    c = np.cos(q)[..., None]
-    s = np.sin(q)[..., None]
-    L = geo.upper_arm
-    B = geo.base_radius * U + L * (c * U - s * _EZ)
-    b = L * (-s * U - c * _EZ)
-    b2 = L * (-c * U + s * _EZ)
-    return B, b, b2
-
-
-def _ik(geo: DeltaGeometry, p: np.ndarray) -> np.ndarray:
-    """Elbow-out inverse kinematics, NaN where the position is out of reach. ``p (N, 3) -> q (N, 3)``."""
-    U, W = _U, _W
-    L, Lf = geo.upper_arm, geo.forearm
-    X = p @ U.T - (geo.base_radius - geo.platform_radius)   # (N, 3): C_i − A_i along u_i
-    Y = p @ W.T
-    Z = p[:, 2:3]
-    # |C − B|² = Lf² reads a·cos q + b·sin q = K
-    a = -2.0 * L * X
-    b = 2.0 * L * Z
-    K = Lf**2 - X**2 - Y**2 - Z**2 - L**2
-    rho = np.hypot(a, b)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = K / rho
-    ratio = np.where(np.abs(ratio) <= 1.0, ratio, np.nan)
-    q = np.arctan2(b, a) + np.arccos(ratio)    # the elbow-out branch (f_i·b_i > 0)
-    return np.mod(q + np.pi, 2 * np.pi) - np.pi
-
-
-def _fk(geo: DeltaGeometry, q: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
-    """Plate centre from the three sphere intersection (lower solution), NaN where the arms cannot
-    close the chain. ``q (N, 3) -> p (N, 3)``."""
-    if B is None:
-        B, _, _ = _arm_points(geo, q)
-    ru = geo.platform_radius * _U[None]
-    S = B - ru                                  # sphere centres, radius L_BC
-    Lf = geo.forearm
-    d2 = S[:, 1] - S[:, 0]
-    d3 = S[:, 2] - S[:, 0]
-    # x = p − S_1: |x|² = Lf², 2 d_j·x = |d_j|² (j = 2, 3); x = α d2 + β d3 + t n̂
-    g22 = (d2 * d2).sum(axis=1)
-    g23 = (d2 * d3).sum(axis=1)
-    g33 = (d3 * d3).sum(axis=1)
-    n = cross(d2, d3)
-    nn = (n * n).sum(axis=1)                    # = g22 g33 − g23²
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alpha = 0.5 * g33 * (g22 - g23) / nn
-        beta = 0.5 * g22 * (g33 - g23) / nn
-        x0 = alpha[:, None] * d2 + beta[:, None] * d3
-        n = n / np.sqrt(nn)[:, None]
-        disc = Lf**2 - (x0 * x0).sum(axis=1)
-        t = -np.where(n[:, 2] >= 0, 1.0, -1.0) * np.sqrt(np.where(disc >= 0, disc, np.nan))
-        p = S[:, 0] + x0 + t[:, None] * n
-        # one Newton step on ½(|p + r u_i − B_i|² − Lf²) = 0 polishes the closed form to rounding level
-        f = p[:, None, :] - S
-        res = 0.5 * ((f * f).sum(axis=2) - Lf**2)
-        p = p - _inv_apply(_cofactors(f), res)
-    return p
-
-
-def _cofactors(A: np.ndarray) -> np.ndarray:
-    """Columns of ``A⁻¹`` as rows, for ``A (N, 3, 3)`` with rows a_i: ``C[:, i] = (a_j × a_k)/det``."""
-    C = cross(A[:, [1, 2, 0]], A[:, [2, 0, 1]])   # rows a2×a3, a3×a1, a1×a2
-    a1 = A[:, 0]
-    det = (a1 * C[:, 0]).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return C / det[:, None, None]
-
-
-def _inv_apply(C: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``A⁻¹ v`` from :func:`_cofactors` ``C``; ``v (N, 3) -> (N, 3)``."""
-    return (C * v[:, :, None]).sum(axis=1)
-
-
-def _inv_t_apply(C: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``A⁻ᵀ v``; ``v (N, 3)`` or ``(N, 3, k)`` -> same shape."""
-    if v.ndim == 2:
-        return (C * v[:, None, :]).sum(axis=2)
-    return np.einsum("nij,njk->nik", C, v)
-
-
-def inverse_kinematics(geometry: DeltaGeometry, p: npt.ArrayLike) -> np.ndarray:
-    """Actuator angles of the plate positions ``p`` (elbow-out branch).
-
-    Parameters
-    ----------
-    geometry : DeltaGeometry
-    p : array-like, shape (N, 3)
-        Plate centre [m] in the base frame (below the base: z < 0).
-
-    Returns
-    -------
-    q : ndarray, shape (N, 3)
-        [rad], in (−π, π].
-
-    Raises
-    ------
-    InputDataError
-        A position the forearms cannot reach.
-
-    Examples
-    --------
-    >>> geo = DeltaGeometry(0.2, 0.05, 0.35, 0.8)
-    >>> q = inverse_kinematics(geo, [[0.0, 0.0, -0.7]])
-    >>> bool(np.allclose(q, q[0, 0]))
-    True
-    >>> bool(np.allclose(forward_kinematics(geo, q), [[0.0, 0.0, -0.7]]))
-    True
-    """
-    p = _as_points("p", p)
-    q = _ik(geometry, p)
-    bad = ~np.isfinite(q).all(axis=1)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise InputDataError(f"p[{k}] = {p[k].tolist()} m is out of reach of the Delta (forearm {geometry.forearm} m)",
-                             hint="command positions inside the workspace, below the base")
-    return q
-
-
-def forward_kinematics(geometry: DeltaGeometry, q: npt.ArrayLike) -> np.ndarray:
-    """Plate centre for actuator angles ``q`` (closed-form sphere intersection, lower solution).
-
-    Parameters
-    ----------
-    geometry : DeltaGeometry
-    q : array-like, shape (N, 3)
-        Actuator angles [rad] (spec/interfaces.md §4 convention).
-
-    Returns
-    -------
-    p : ndarray, shape (N, 3)
-        [m].
-
-    Raises
-    ------
-    InputDataError
-        Angles for which the forearms cannot reach a common plate position.
-    """
-    q = np.asarray(q, dtype=float)
-    if q.ndim != 2 or q.shape[1] != 3:
-        raise ShapeError(f"q must have shape (n_samples, 3), got an array with shape {q.shape}")
-    p = _fk(geometry, q)
-    _check_assembled(geometry, q, p)
-    return p
-
-
-def _check_assembled(geometry: DeltaGeometry, q: np.ndarray, p: np.ndarray) -> None:
-    bad = ~np.isfinite(p).all(axis=1)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise InputDataError(
-            f"sample {k}: actuator angles {np.round(q[k, :3], 6).tolist()} rad do not assemble the Delta "
-            f"(the forearms of length {geometry.forearm} m cannot meet the plate)",
-            hint="check the geometry keys, ModelOffset and the angle convention (q = 0 arm horizontal, "
-                 "positive q lowers the elbow)")
-
-
-@dataclass(frozen=True)
-class _Kinematics:
-    """Closed-form kinematics at N samples (all SI). Arrays are (N, 3) or (N, arm, xyz)."""
-
-    p: np.ndarray      # plate centre
-    pd: np.ndarray
-    pdd: np.ndarray
-    b: np.ndarray      # ∂B_i/∂q_i
-    b2: np.ndarray     # ∂²B_i/∂q_i²
-    f: np.ndarray      # C_i − B_i (rows of J_x)
-    D: np.ndarray      # f_i·b_i  (N, 3), > 0 on the elbow-out branch
-    C: np.ndarray      # cofactors of J_x (see _cofactors)
-
-    def jt(self, v: np.ndarray) -> np.ndarray:
-        """Jᵀ v with J = J_x⁻¹ D: ``v (N, 3)`` or ``(N, 3, k)`` -> same shape (generalised forces)."""
-        y = _inv_t_apply(self.C, v)
-        return self.D * y if v.ndim == 2 else self.D[..., None] * y
-
-
-def _kinematics(geo: DeltaGeometry, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> _Kinematics:
-    B, b, b2 = _arm_points(geo, q)
-    p = _fk(geo, q, B)
-    _check_assembled(geo, q, p)
-    f = p[:, None, :] + geo.platform_radius * _U[None] - B
-    D = (f * b).sum(axis=2)
-    C = _cofactors(f)
-    pd = _inv_apply(C, D * qd)                                   # f_i·ṗ = D_i q̇_i
-    fd = pd[:, None, :] - b * qd[..., None]
-    kappa = (f * b2).sum(axis=2) * qd**2 - (fd * fd).sum(axis=2)
-    pdd = _inv_apply(C, D * qdd + kappa)                         # f_i·p̈ = D_i q̈_i + κ_i
-    return _Kinematics(p, pd, pdd, b, b2, f, D, C)
-
-
-def joint_to_cartesian(geometry: DeltaGeometry, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike):
-    """Plate position, velocity and acceleration of an actuator motion.
-
-    Parameters
-    ----------
-    geometry : DeltaGeometry
-    q, qd, qdd : array-like, shape (N, 3)
-        [rad], [rad/s], [rad/s²].
-
-    Returns
-    -------
-    p, pd, pdd : ndarray, shape (N, 3)
-        [m], [m/s], [m/s²].
-    """
-    q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
-    for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
-        if x.ndim != 2 or x.shape[1] != 3 or x.shape[0] != q.shape[0]:
-            raise ShapeError(f"{name} must have shape ({q.shape[0]}, 3), got {x.shape}")
-    k = _kinematics(geometry, q, qd, qdd)
-    return k.p, k.pd, k.pdd
-
-
-def cartesian_to_joint(geometry: DeltaGeometry, p: npt.ArrayLike, pd: npt.ArrayLike, pdd: npt.ArrayLike):
-    """Actuator position, velocity and acceleration of a plate motion (e.g. a Cartesian move).
-
-    Parameters
-    ----------
-    geometry : DeltaGeometry
-    p, pd, pdd : array-like, shape (N, 3)
-        Plate centre [m], velocity [m/s], acceleration [m/s²].
-
-    Returns
-    -------
-    q, qd, qdd : ndarray, shape (N, 3)
-        [rad], [rad/s], [rad/s²]:
-        q̇_i = f_i·ṗ / (f_i·b_i),  q̈_i = (f_i·p̈ − (f_i·b2_i) q̇_i² + |ṗ − b_i q̇_i|²) / (f_i·b_i).
-
-    Raises
-    ------
-    InputDataError
-        A position out of reach.
-    """
-    p = _as_points("p", p)
-    pd = _as_points("pd", pd)
-    pdd = _as_points("pdd", pdd)
-    if not p.shape == pd.shape == pdd.shape:
-        raise ShapeError(f"p, pd and pdd must have the same shape, got {p.shape}, {pd.shape}, {pdd.shape}")
-    q = inverse_kinematics(geometry, p)
-    B, b, b2 = _arm_points(geometry, q)
-    f = p[:, None, :] + geometry.platform_radius * geometry.radial[None] - B
-    D = np.einsum("nij,nij->ni", f, b)
-    qd = np.einsum("nij,nj->ni", f, pd) / D
-    fd = pd[:, None, :] - b * qd[..., None]
-    qdd = (np.einsum("nij,nj->ni", f, pdd) - np.einsum("nij,nij->ni", f, b2) * qd**2
-           + np.einsum("nij,nij->ni", fd, fd)) / D
-    return q, qd, qdd
 
 
 # ----------------------------------------------------------------------------------- closed chain
 
 class DeltaChain(ClosedChain):
     """The Delta's three arms as a :class:`~dynid.models.closed_chain.ClosedChain` (a second derivation
-    of the closed form above, through the generic layer).
+    of the closed form in :mod:`~dynid.models._delta_kinematics`, through the generic layer).
 
     Task coordinates: the plate centre ``p`` ``(N, 3)`` (rates ``ṗ``); constraints
     ``Φ_i = ½(|p + r u_i − B_i(q_i)|² − L_BC²)``. Bodies: the three upper arms (origin A_i, x along the
@@ -446,12 +146,17 @@ class DeltaChain(ClosedChain):
 
 # ----------------------------------------------------------------------------------- parameters
 
-_UNDOCUMENTED = ("undocumented by the softMC catalogue (name only); a fixed user constant, never identified, "
-                 "held at the configured value (default 0); it does not enter the torque dynid computes")
+_UNDOCUMENTED = ("undocumented by the softMC catalogue (name only, no equation): dynid gives it no meaning; "
+                 "never identified, must be 0 (a non-zero value, which would change nothing, is rejected)")
+_NO_MEANING = ("D", "C_r", "Fr_max", "R_ext")
+_FOUR_AXIS_ONLY = ("M_T", "Theta_T", "Theta_Tphi", "L_TO", "L_TP")
+_GEOMETRY_RTOL = 1e-3
+"""L_TO/L_TP given as parameter values must match the configured geometry to this relative tolerance (a softMC
+PRG prints 4 significant digits: at most 5e-4 relative rounding)."""
 
 
 def _parameters(four_axis: bool) -> tuple[Parameter, ...]:
-    unused = "" if four_axis else " — 4-axis only: unused by delta3 (constant, no effect)"
+    unused = "" if four_axis else " — 4-axis only: a 3-axis Delta has no telescope (constant, must be 0)"
     role4 = "dynamic" if four_axis else "constant"
     return (
         Parameter("Theta_AB", "kg m^2", "upper arm AB inertia about its motor axis, incl. reflected motor/gear", 1, positive=True),
@@ -492,8 +197,9 @@ _NOTES = (
     "one of them (e.g. M_P from a scale) under 'parameters' to get physical values for the others. "
     "'lumped': Codourey's split (elbow_mass_fraction of M_BC at the elbow, the rest on the plate, plus the Theta_BC term); it spans the same torques after "
     "identification but is a few % off a rigid-forearm robot with the same physical values. "
-    "p11..p14 (D, C_r, Fr_max, R_ext) are undocumented by softMC: user constants, never identified, no effect "
-    "on the torque. L_TO/L_TP (p9, p10) are geometry constants read from 'parameters'. "
+    "p11..p14 (D, C_r, Fr_max, R_ext) are undocumented by softMC (no equation): dynid gives them no meaning, "
+    "never identifies them and rejects a non-zero value (it would be silently ignored). L_TO/L_TP (p9, p10) are "
+    "geometry constants read from 'parameters'; delta3 rejects non-zero 4-axis parameters p6..p10. "
     "Without any configuration the model is the example robot (" +
     ", ".join(f"{k} {v} m" for k, v in EXAMPLE_GEOMETRY.items()) + ")."
 )
@@ -554,7 +260,70 @@ class _Delta(DynamicModel):
         names = ["A1", "A2", "A3", "A4"][: 4 if self.four_axis else 3]
         self.joints = tuple(Joint(n, "rotary") for n in self._joint_names(names))
         self.parameters = _parameters(self.four_axis)
+        self.check_parameters(known)
         self._check_home()
+
+    # --------------------------------------------------------------- parameter values
+    def check_parameters(self, values) -> None:
+        """Reject parameter values this model's torque would silently ignore.
+
+        The torque uses p1..p8 (delta3: p1..p5); L_TO and L_TP (p9, p10) are geometry taken from the
+        configuration's ``parameters``; D, C_r, Fr_max and R_ext (p11..p14) have no published meaning
+        (spec/models.md §5: undocumented by softMC), so dynid gives them none. A value that would therefore
+        change nothing is an error, not a silent no-op: p11..p14 must be 0; on ``delta3`` the 4-axis
+        parameters p6..p10 must be 0; on ``delta4`` p9, p10 must equal the configured telescope geometry.
+
+        Parameters
+        ----------
+        values : mapping {name: value} or array-like, shape (n_params,)
+            Model parameters by name (e.g. the configuration's ``parameters``; missing names are not
+            checked) or all of them in catalogue order (e.g. read from a softMC PRG).
+
+        Raises
+        ------
+        ConfigError
+            Naming the parameter, its ``DynamicParameter`` slot, the value and what to do.
+        """
+        if isinstance(values, Mapping):
+            given = {str(k): float(v) for k, v in values.items()}
+        else:
+            arr = np.asarray(values, dtype=float).ravel()
+            if arr.size != self.n_params:
+                raise ShapeError(f"model {self.name!r} has {self.n_params} parameters, got {arr.size} values")
+            given = dict(zip(self.param_names, arr.tolist()))
+        slots = {p.name: p.slot for p in self.parameters}
+        for name in _NO_MEANING:
+            v = given.get(name, 0.0)
+            if v != 0.0:
+                raise ConfigError(
+                    f"model {self.name!r}: parameter {name} (DynamicParameter[{slots[name]}]) = {v:g}, but it has no "
+                    "published meaning (undocumented by softMC, spec/models.md §5) and dynid's Delta torque does "
+                    "not use it: the value would be silently ignored",
+                    hint=f"set {name} to 0 (the torque then is what dynid computes); if the controller's model "
+                         "uses it, its torques differ from dynid's by that term", options=("parameters",))
+        if not self.four_axis:
+            for name in _FOUR_AXIS_ONLY:
+                v = given.get(name, 0.0)
+                if v != 0.0:
+                    raise ConfigError(
+                        f"model 'delta3': parameter {name} (DynamicParameter[{slots[name]}]) = {v:g} belongs to the "
+                        "4th axis (telescopic shaft), which a 3-axis Delta does not have: the value would be "
+                        "silently ignored", hint=f"use model delta4 for a 4-axis Delta, or set {name} to 0",
+                        options=("parameters",))
+            return
+        known = self.config.parameters
+        for name in ("L_TO", "L_TP"):
+            if name not in given:
+                continue
+            v, conf = given[name], float(known.get(name, 0.0))
+            if not math.isclose(v, conf, rel_tol=_GEOMETRY_RTOL, abs_tol=1e-9):
+                raise ConfigError(
+                    f"model 'delta4': {name} (DynamicParameter[{slots[name]}]) = {v:g} m, but the model is configured "
+                    f"with {name} = {conf:g} m: the torque uses the configured telescope geometry, so the value "
+                    "would be silently ignored",
+                    hint=f"put parameters: {{{name}: {v:g}}} in the configuration (the telescope joint positions are "
+                         "geometry)",
+                    options=("parameters",))
 
     # --------------------------------------------------------------- workspace
     def _check_home(self) -> None:
@@ -591,11 +360,9 @@ class _Delta(DynamicModel):
         geo = self.geometry
         ok = np.isfinite(q).all(axis=1) & (np.abs(q) < 0.5 * np.pi).all(axis=1)
         qs = np.where(np.isfinite(q), q, 0.0)
-        B, b, _ = _arm_points(geo, qs)
-        f = p[:, None, :] + geo.platform_radius * geo.radial[None] - B
-        cos_t = np.einsum("nij,nij->ni", f, b) / (geo.upper_arm * geo.forearm)
-        ok &= (cos_t > 0.25).all(axis=1)
-        ok &= np.abs(np.linalg.det(f / geo.forearm)) > 0.1
+        cos_t, det = _conditioning(geo, qs, p)
+        ok &= (cos_t > TRANSMISSION_COS_MIN).all(axis=1)
+        ok &= np.abs(det) > SINGULARITY_DET_MIN
         lims = self.config.position_limits
         if lims is not None and len(lims) == self.n_joints:
             lo, hi = np.array(lims, dtype=float)[:3].T
@@ -664,6 +431,34 @@ class _Delta(DynamicModel):
         """Plate centre ``(N, 3)`` [m] of actuator angles ``q`` (closed-form forward kinematics)."""
         q = np.atleast_2d(np.asarray(q, dtype=float))
         return TaskSpace("plate position", ("x", "y", "z"), ("m", "m", "m"), forward_kinematics(self.geometry, q[:, :3]))
+
+    def configuration_check(self, q) -> ConfigurationCheck:
+        """Assembly and conditioning of the mechanism at actuator angles ``q`` ``(N, n_joints)`` [rad].
+
+        Values per sample: the transmission angle of each arm (between the forearm and its elbow's path,
+        ``arccos(f_i·b_i / (L_AB L_BC))`` [rad], limit ``arccos(TRANSMISSION_COS_MIN)``, 75.5°; 90° is the serial
+        singularity, beyond it the elbow has folded in) and the parallel-singularity index
+        ``1/|det(n_1, n_2, n_3)|`` of the forearm unit vectors (1 for orthogonal forearms, ``inf`` at the
+        singularity; limit ``1/SINGULARITY_DET_MIN`` = 10). Where the forearms cannot meet the plate every
+        value is ``inf`` (does not assemble). These are the configurations :meth:`sample_states` calls well
+        conditioned; excitation design keeps every sample inside them (``dynid excite --fourier``).
+        """
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        if q.ndim != 2 or q.shape[1] != self.n_joints:
+            raise ShapeError(f"q must have shape (n_samples, {self.n_joints}), got an array with shape {q.shape}")
+        qa = q[:, :3]
+        values = np.full((qa.shape[0], 4), np.inf)
+        with np.errstate(invalid="ignore"):
+            p = _fk(self.geometry, qa)
+        ok = np.isfinite(p).all(axis=1) & np.isfinite(qa).all(axis=1)
+        if ok.any():
+            cos_t, det = _conditioning(self.geometry, qa[ok], p[ok])
+            values[ok, :3] = np.arccos(np.clip(cos_t, -1.0, 1.0))
+            with np.errstate(divide="ignore"):
+                values[ok, 3] = 1.0 / np.abs(det)
+        names = tuple(f"transmission angle, arm {i + 1}" for i in range(3)) + ("parallel-singularity index",)
+        limits = np.array([math.acos(TRANSMISSION_COS_MIN)] * 3 + [1.0 / SINGULARITY_DET_MIN])
+        return ConfigurationCheck(names, values, limits, ("rad",) * 3 + ("",))
 
     # --------------------------------------------------------------- dynamics
     def _columns(self, q, qd, qdd):
