@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
+import re
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -31,13 +34,14 @@ import numpy as np
 from . import __version__
 from ._atomic import commit_files
 from ._json import jsonable
-from .errors import FileFormatError
+from .errors import ConfigError, DynidError, FileFormatError
 from .metrics import nrmse, relative_error_norm
 from .models.base import Plant
 from .recording import Recording
 from .signal.conditioning import ConditioningOptions, condition, lowpass
 
-__all__ = ["FittedModel", "Prediction", "load", "read_result_json", "predict", "SIGN_NOISE_FACTOR", "RESULT_FILE"]
+__all__ = ["FittedModel", "Prediction", "load", "is_prg", "read_result_json", "predict", "SIGN_NOISE_FACTOR",
+           "RESULT_FILE"]
 
 RESULT_FILE = "result.json"
 
@@ -377,10 +381,187 @@ def read_result_json(path: str | Path) -> tuple[Path, dict]:
     return path, data
 
 
-def load(path: str | Path) -> FittedModel:
-    """The :class:`FittedModel` of a ``result.json`` (or of the folder holding it)."""
+def load(path: str | Path, model: str | None = None, *, config: Mapping[str, Any] | str | Path | None = None,
+         urdf: str | Path | None = None) -> FittedModel:
+    """The :class:`FittedModel` of a ``result.json`` (or of the folder holding it), or of a softMC
+    parameter program ``IDNT<g>.PRG`` — dynid's or the controller's (spec/interfaces.md §5).
+
+    Parameters
+    ----------
+    path : str or Path
+        ``result.json``, a folder holding it, or a ``.PRG`` file.
+    model : str, optional
+        Model name (``scara4``, ...). Required for a PRG, which names only softMC's element and
+        ``DynamicModel`` number; for a result.json it must be the model the file holds, if given.
+    config : mapping or path, optional
+        Model configuration (as ``--config``) for what a PRG does not hold: geometry, transmission,
+        ``friction_sign``. A result.json carries its own; giving one with it is an error.
+    urdf : str or Path, optional
+        URDF of a ``serial`` model (PRG only).
+
+    Returns
+    -------
+    FittedModel
+        For a PRG: parameters from the ``DynamicParameter`` slots in softMC's units (converted to SI)
+        and dynid's comment lines, friction from ``ViscousFriction``/``CoulombFriction`` in the PRG's
+        sign (the configuration's ``friction_sign``, softMC's −1 by default) plus dynid's extra friction
+        terms, ``TorqueThreshold`` as the configuration's ``torque_limits``, ``PayloadMass``/``PayloadInertia``
+        as its payload; the header's errors, cutoff and lengths as metrics and conditioning. Statuses
+        are ``"known"`` (values given by the file).
+
+    Raises
+    ------
+    ConfigError
+        A PRG without ``model``; ``config``/``urdf`` with a result.json; ``model`` differs from the result's.
+    FileFormatError
+        Unreadable file, or a PRG that does not fit the model (axis count, DynamicModel number, slots).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from dynid.io.outputs import prg_content
+    >>> from dynid.io.prg import format_prg
+    >>> from dynid.models import make_model
+    >>> fm = FittedModel(Plant(make_model("rotary3")), [0.5, 0.0, 4.0, 0.0, 0.1, 0.3])
+    >>> prg = Path(tempfile.mkdtemp()) / "IDNT1.PRG"
+    >>> _ = prg.write_text(format_prg(prg_content(fm)))      # A1.ViscousFriction = -1.0e-01: softMC's sign
+    >>> same = load(prg, "rotary3")
+    >>> same.values["M*g*A"], same.values["A1.viscous"]
+    (4.0, 0.1)
+    """
+    if is_prg(path):
+        if model is None:
+            raise ConfigError(f"{path}: a softMC parameter program names only its element and DynamicModel "
+                              "number, not dynid's model", hint="give the model (and the configuration with its "
+                              "geometry) the PRG was identified with", options=("model", "config"))
+        return _from_prg(Path(path), model, config, urdf)
+    if config is not None or urdf is not None:
+        raise ConfigError(f"{path}: a result.json carries its model's configuration; a configuration or URDF "
+                          "applies to an IDNT<group>.PRG only", hint="drop the configuration and URDF",
+                          options=("config", "urdf"))
     path, data = read_result_json(path)
-    return FittedModel.from_dict(data, where=str(path))
+    fitted = FittedModel.from_dict(data, where=str(path))
+    if model is not None and model != fitted.model.name:
+        raise ConfigError(f"{path}: holds model {fitted.model.name!r}, not {model!r}",
+                          hint="drop the model name or pass the result of that model", options=("model",))
+    return fitted
+
+
+def is_prg(path: str | Path) -> bool:
+    """``path`` is a softMC program: the ``.PRG`` extension, or a file (not JSON) whose first character is a
+    comment (``'``)."""
+    path = Path(path)
+    if path.suffix.lower() == ".prg":
+        return True
+    if path.is_dir() or path.suffix.lower() == ".json" or not path.is_file():
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head.startswith(b"'")
+
+
+def _from_prg(path: Path, name: str, config, urdf) -> FittedModel:
+    """Rebuild a fitted model from a softMC parameter program (see :func:`load`)."""
+    from .io.prg import model_values, read_prg
+    from .models import make_model, model_class
+    from .models.config import load_config_file
+
+    prg = read_prg(path)
+    cfg = load_config_file(config) if isinstance(config, (str, Path)) else dict(config or {})
+    kwargs = {} if urdf is None else {"urdf": urdf}
+    where = str(path)
+    try:                                  # the parameter layout (a model may need constants the PRG holds)
+        probe = make_model(name, cfg, **kwargs)
+    except ConfigError as err:
+        try:
+            probe = model_class(name).example()
+        except DynidError:
+            raise err from None
+    n, axes = probe.n_joints, list(prg.axes)
+    if len(axes) != n:
+        raise FileFormatError(f"{where}: {len(axes)} axes with friction lines ({', '.join(axes) or 'none'}) but model "
+                              f"{name!r} has {n} joints", hint="pass the model of the PRG's element",
+                              options=("model",))
+    if prg.dynamic_model != probe.softmc_model:
+        raise FileFormatError(f"{where}: {prg.element}.DynamicModel = {prg.dynamic_model} but model {name!r} is softMC "
+                              f"DynamicModel {probe.softmc_model}", hint="pass the model of the PRG's DynamicModel",
+                              options=("model",))
+    values = model_values(prg, probe, where)
+    names = cfg.get("joint_names")
+    if names is not None and [a.lower() for a in names] != [a.lower() for a in axes]:
+        raise FileFormatError(f"{where}: axes {axes} differ from the configuration's joint_names {list(names)}",
+                              hint="fix joint_names (or drop it: the PRG's axis names are used)")
+    if names is None and axes != [j.name for j in probe.joints]:
+        cfg["joint_names"] = axes
+    constants = {p.name: values[p.name] for p in probe.parameters if p.role == "constant"}
+    if constants:
+        cfg["parameters"] = {**dict(cfg.get("parameters") or {}), **constants}
+    payload = dict(cfg.get("payload") or {})
+    for field_name in dict(getattr(probe, "prg_payload", None) or {}).values():
+        payload[field_name] = 0.0         # the PRG's slot carries it (parameter + payload)
+    for field_name, prop in (("mass", "PayloadMass"), ("inertia", "PayloadInertia")):
+        for key, v in prg.properties.items():
+            if key.lower() == prop.lower():
+                payload[field_name] = v
+    if payload:
+        cfg["payload"] = payload
+    limits = {k.lower(): v for k, v in prg.torque_thresholds.items()}
+    thr = [limits.get(a.lower()) for a in axes]
+    if all(v is not None for v in thr):
+        cfg["torque_limits"] = thr
+    elif any(v is not None for v in thr):
+        warnings.warn(f"{where}: TorqueThreshold is given for some axes only; not used", stacklevel=2)
+    cfg["friction"] = _prg_friction_spec(prg)
+    if prg.stribeck_velocity is not None:
+        cfg["stribeck_velocity"] = prg.stribeck_velocity
+    plant = Plant(make_model(name, cfg, **kwargs))
+    dyn, fr = plant.model, plant.friction
+    sign = dyn.config.friction_sign
+    by_term: dict[str, list] = {"viscous": [sign * prg.viscous.get(a, 0.0) for a in axes],
+                                "coulomb": [sign * prg.coulomb.get(a, 0.0) for a in axes]}
+    for term, vals in prg.friction_terms.items():
+        owners = fr.motor_names if term.startswith("motor_") else axes
+        low = {k.lower(): v for k, v in vals.items()}
+        by_term[term] = [low.get(o.lower()) for o in owners]
+    theta_fr = fr.flatten_terms(by_term)
+    lost = [fr.param_names[i] for i, v in enumerate(theta_fr) if v is None]
+    if lost:
+        raise FileFormatError(f"{where}: no value for friction parameter {lost[0]} of model "
+                              f"{fr.spec!r}", hint="check the PRG's 'Friction term' comment lines")
+    theta = [values[p] for p in dyn.param_names] + [float(v) for v in theta_fr]
+    cutoff = prg.exact_cutoff_hz if prg.exact_cutoff_hz is not None else prg.cutoff_hz
+    conditioning = {"cutoff_hz": None if math.isnan(cutoff) else cutoff, "filter_order": prg.filter_order or 4,
+                    "raw_length": prg.raw_length, "data_length": prg.data_length,
+                    "velocity_threshold": list(prg.thresholds), "velocity_threshold_units": list(prg.threshold_units),
+                    "moving_samples": list(prg.moving_samples)}
+    metrics = {"max_relative_error": [v / 100 if v == v else None for v in prg.max_error_percent],
+               "mean_relative_error": [v / 100 if v == v else None for v in prg.mean_error_percent],
+               "allowed": prg.allowed_percent / 100, "success": prg.success}
+    group = re.fullmatch(r"idnt(\d+)\.prg", path.name.lower())
+    info = {"group": int(group.group(1)) if group else 1,
+            "source": {"prg": str(path.resolve()), "date": prg.date.isoformat() if prg.date else None}}
+    return FittedModel(plant, theta, None, None, conditioning, metrics, prg.element, info)
+
+
+def _prg_friction_spec(prg) -> str:
+    """The friction model of a PRG: dynid's comment line, else softMC's ``viscous+coulomb`` plus the terms
+    of the ``Friction term`` comment lines (``coulomb_pos``/``coulomb_neg`` are ``coulomb_asym``)."""
+    if prg.friction_model:
+        return prg.friction_model
+    from .models.friction import FRICTION_TERMS, MOTOR_TERMS
+
+    term_of = {sfx: t for t, (suffixes, _) in FRICTION_TERMS.items() if t not in MOTOR_TERMS for sfx in suffixes}
+    terms = ["viscous", "coulomb"]
+    for key in prg.friction_terms:
+        term = key if key in MOTOR_TERMS else term_of.get(key, key)
+        if term == "coulomb_asym" and "coulomb" in terms:
+            terms.remove("coulomb")
+        if term not in terms:
+            terms.append(term)
+    return "+".join(terms)
 
 
 def predict(model: FittedModel, rec: Recording, *, trim: bool = True) -> Prediction:

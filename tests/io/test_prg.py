@@ -60,21 +60,35 @@ E9 = r"-?\d\.\d{9}e[+-]\d{2,3}"
 
 
 def check_prg_grammar(text: str, n_axes: int, n_slots: int, model: int) -> None:
-    """Assert ``text`` is a softMC PRG line by line (raises AssertionError with the offending line)."""
+    """Assert ``text`` is a softMC PRG line by line (raises AssertionError with the offending line).
+
+    softMC's lines exactly as spec/files.md §1; MC-Basic comment lines (``'...``, which softMC ignores) may
+    follow the seven header lines and the DynamicParameter lines (dynid's notes), and an axis block may end
+    with ``<axis>.TorqueThreshold`` (spec/units-and-runtime.md §3)."""
     lines = text.split("\n")
-    for i, pattern in enumerate(GRAMMAR):
+    for i, pattern in enumerate(GRAMMAR[:7]):
         assert re.fullmatch(pattern, lines[i]), f"line {i + 1}: {lines[i]!r} !~ {pattern}"
+    k = 7
+    while lines[k].startswith("'"):
+        k += 1
+    for i, pattern in enumerate(GRAMMAR[7:]):
+        assert re.fullmatch(pattern, lines[k + i]), f"line {k + i + 1}: {lines[k + i]!r} !~ {pattern}"
     element = re.fullmatch(GRAMMAR[0], lines[0]).group(1)
-    assert re.fullmatch(GRAMMAR[9], lines[9]).group(1) == element
-    k = 11
+    assert re.fullmatch(GRAMMAR[9], lines[k + 2]).group(1) == element
+    k += 4
     for slot in range(1, n_slots + 1):
         assert re.fullmatch(rf"{element}\.DynamicParameter\[{slot}\] = {E9}", lines[k]), lines[k]
         k += 1
+    while lines[k].startswith("'"):
+        k += 1
     for _ in range(n_axes):
         assert lines[k] == ""
-        assert re.fullmatch(rf"(\w+)\.ViscousFriction = {E9}", lines[k + 1]), lines[k + 1]
-        assert re.fullmatch(rf"(\w+)\.CoulombFriction = {E9}", lines[k + 2]), lines[k + 2]
+        axis = re.fullmatch(rf"(\w+)\.ViscousFriction = {E9}", lines[k + 1])
+        assert axis, lines[k + 1]
+        assert re.fullmatch(rf"{axis.group(1)}\.CoulombFriction = {E9}", lines[k + 2]), lines[k + 2]
         k += 3
+        if re.fullmatch(rf"{axis.group(1)}\.TorqueThreshold = {E9}", lines[k]):
+            k += 1
     assert lines[k:] == ["", f"{element}.DynamicModel = {model}", "", f"DETACH {element}", "TERMINATE PROGRAM", ""]
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from ..fitted import load
-from ._common import EXIT_OK, Progress, RawDescriptionHelpFormatter, add_result_argument, print_json
+from ._common import EXIT_OK, Progress, RawDescriptionHelpFormatter, print_json
+from ._source import add_model_source, load_model
 
 DESCRIPTION = """\
-Generate the torque of an identified model (RESULT.json: identified parameters, payload, friction
-and actuator terms, coupled motors; joint side, SI) as source code for a controller, with common
-sub-expressions (SymPy's cse and printers):
+Generate the torque of an identified model (RESULT.json, or a softMC IDNT<g>.PRG with --model and
+--config: identified parameters, payload, friction and actuator terms, coupled motors; joint side, SI)
+as source code for a controller, with common sub-expressions (SymPy's cse and printers):
   c       <name>.c + <name>.h: void dynid_torque(const double *q, const double *dq,
           const double *ddq, double *tau) and dynid_rigid_body_torque (without friction); C99,
           no allocation, no state
@@ -24,8 +24,9 @@ Needs the extra 'symbolic' (SymPy).
 def add_parser(sub) -> None:
     p = sub.add_parser("codegen", help="generate C / Structured Text / Python of an identified model",
                        description=DESCRIPTION, formatter_class=RawDescriptionHelpFormatter,
-                       epilog="example:\n  dynid codegen result/result.json --lang c --out controller/")
-    add_result_argument(p)
+                       epilog="examples:\n  dynid codegen result/result.json --lang c --out controller/\n"
+                              "  dynid codegen IDNT1.PRG --model scara4 --config scara.yaml --lang st --out plc/")
+    add_model_source(p)
     p.add_argument("--lang", choices=("c", "st", "python"), required=True, help="output language")
     p.add_argument("--out", metavar="DIR", required=True, help="folder for the generated files")
     p.add_argument("--name", default="dynid_model", metavar="NAME", help="file name stem (default dynid_model)")
@@ -39,7 +40,7 @@ def run(args) -> int:
 
     progress = Progress("codegen", quiet=args.json)
     progress(f"generating {args.lang}", 0.0)
-    fitted = load(args.result)
+    fitted = load_model(args)
     code = generate_code(fitted, args.lang, name=args.name)
     progress("writing", 0.9)
     paths = code.write(args.out)

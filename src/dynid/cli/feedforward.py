@@ -11,25 +11,31 @@ from ..errors import ConfigError
 from .._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
 from .._json import jsonable
-from ..fitted import load
-from ._common import EXIT_OK, Progress, add_result_argument, parse_floats, print_json, warn
+from ._common import EXIT_OK, Progress, parse_floats, print_json, warn
+from ._source import ON_THRESHOLD_HELP, add_model_source, load_model
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "feedforward", help="additive torque of a commanded trajectory (batch feed-forward)",
         description="Compute, for every controller cycle of TRAJ, the additive torque the model identified in "
-                    "RESULT.json gives (rigid body + payload + friction, from the command: pcmd = q, vcmd = dq, "
-                    "acmd = ddq; without dq/ddq columns they are differentiated), checked against "
-                    "TorqueThreshold and delayed by AdditiveTorqueDelay cycles, exactly as the per-cycle runtime "
-                    "object does. Writes CSV: t, taddcmd1..n (the value sent at that cycle), exceeded1..n "
-                    "(1 where the value computed at that cycle exceeded the threshold) and, with "
-                    "--torque-factor, permille1..n for DS402 0x60B2.")
-    add_result_argument(p)
+                    "RESULT.json (or a softMC IDNT<g>.PRG with --model/--config) gives (rigid body + payload + "
+                    "friction, from the command: pcmd = q, vcmd = dq, acmd = ddq; without dq/ddq columns they are "
+                    "differentiated), checked against TorqueThreshold (--threshold, else the model's: the PRG's "
+                    "<axis>.TorqueThreshold or the configuration's torque_limits) and delayed by "
+                    "AdditiveTorqueDelay cycles, exactly as the per-cycle runtime object does. Exceeding "
+                    "TorqueThreshold is an error, as on softMC (--on-threshold clamp: clamp and flag instead). "
+                    "Writes CSV: t, taddcmd1..n (the value sent at that cycle), exceeded1..n (1 where the value "
+                    "computed at that cycle exceeded the threshold) and, with --torque-factor, permille1..n for "
+                    "DS402 0x60B2.")
+    add_model_source(p)
     p.add_argument("trajectory", metavar="TRAJ", help="commanded trajectory: t, q1.. [, dq1.., ddq1..] (CSV/.npz)")
     p.add_argument("--delay", type=int, default=3, metavar="N", help="AdditiveTorqueDelay [cycles] (default 3)")
-    p.add_argument("--threshold", metavar="T1,T2,..", help="TorqueThreshold per joint [N m or N] (default none)")
-    p.add_argument("--no-clamp", action="store_true", help="report exceedances but do not clamp to the threshold")
+    p.add_argument("--threshold", metavar="T1,T2,..", help="TorqueThreshold per joint [N m or N] (default: the "
+                   "model's, from the PRG's <axis>.TorqueThreshold or the configuration's torque_limits; else none)")
+    p.add_argument("--on-threshold", choices=("error", "clamp"), help=ON_THRESHOLD_HELP)
+    p.add_argument("--no-clamp", action="store_true", help="only flag exceedances (exceeded columns): no error, no "
+                   "clamping")
     p.add_argument("--payload-mass", type=float, metavar="KG", help="payload mass [kg] (default: the identified "
                    "configuration's)")
     p.add_argument("--payload-inertia", type=float, metavar="KGM2", help="payload inertia [kg m^2]")
@@ -49,7 +55,10 @@ def run(args) -> int:
 
     progress = Progress("feedforward", quiet=args.json)
     progress(f"reading {Path(args.trajectory).name}", 0.0)
-    ident = load(args.result)
+    if args.no_clamp and args.on_threshold:
+        raise ConfigError("--no-clamp (flag only) and --on-threshold exclude each other", hint="give one of them")
+    on_threshold = "report" if args.no_clamp else (args.on_threshold or "error")
+    ident = load_model(args)
     model = ident.model
     n = model.n_joints
     log = read_controller_log(args.trajectory, n_joints=n, joint_kinds=model.joint_kinds, units=args.units,
@@ -64,11 +73,11 @@ def run(args) -> int:
     thr = None if args.threshold is None else parse_floats(args.threshold, "--threshold")
     if args.delay < 0:
         raise ConfigError(f"--delay must be >= 0 cycles, got {args.delay}")
-    ff = FeedForward.from_result(ident, delay_cycles=args.delay, torque_threshold=thr, clamp=not args.no_clamp,
+    ff = FeedForward.from_result(ident, delay_cycles=args.delay, torque_threshold=thr, on_threshold=on_threshold,
                                  payload_mass=args.payload_mass, payload_inertia=args.payload_inertia)
     progress("additive torque", 0.4)
     z = np.zeros(n)
-    batch = feedforward_batch(ff, q, qd, qdd, prefill=ff.torque(q[0], z, z))
+    batch = feedforward_batch(ff, q, qd, qdd, prefill=ff.torque(q[0], z, z), t=rec.t)
     names = ["t"] + [f"taddcmd{j + 1}" for j in range(n)] + [f"exceeded{j + 1}" for j in range(n)]
     cols = [rec.t[:, None], batch.taddcmd, batch.exceeded.astype(float)]
     saturated = None
@@ -94,6 +103,7 @@ def run(args) -> int:
         sys.stdout.write(text.decode())
     summary = {"joints": [j.name for j in model.joints], "rows": int(rec.n_samples), "sample_period_s": dt,
                "delay_cycles": ff.delay_cycles, "torque_threshold": ff.torque_threshold,
+               "on_threshold": ff.on_threshold,
                "exceeded_cycles": batch.n_exceeded, "peak_abs_taddcmd": np.abs(batch.computed).max(axis=0),
                "evaluation": ff.dynamics.kind, "out": args.out}
     if saturated is not None:

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..errors import ConfigError, FileFormatError
 from .._json import jsonable
-from ..fitted import load
-from ._common import EXIT_OK, Progress, add_result_argument, parse_floats, print_json, table
+from ._common import EXIT_OK, Progress, parse_floats, print_json, table
+from ._source import ON_THRESHOLD_HELP, add_model_source, load_model
 
 
 def add_parser(sub) -> None:
@@ -21,10 +21,13 @@ def add_parser(sub) -> None:
                     "TorqueErrorFilter, |TE| > TorqueErrorMax with velocity gating) and report every detection "
                     "with time, joint and error. Taddcmd comes from REC's taddcmd1.. columns (the controller's "
                     "log), else from the feed-forward of its pcmd/vcmd/acmd columns (--delay), else from the model "
-                    "on the recorded motion. Thresholds: --thresholds FILE (thresholds.json or scenario.json of "
-                    "'dynid simulate'), --temax, or derived from the identification residuals in the "
-                    "IDNT<group>.REC next to RESULT.json (a better model gives tighter thresholds).")
-    add_result_argument(p)
+                    "on the recorded motion; the model is RESULT.json or a softMC IDNT<g>.PRG (--model/--config). "
+                    "Taddcmd is checked against TorqueThreshold (--threshold, else the model's: the PRG's "
+                    "<axis>.TorqueThreshold or the configuration's torque_limits): exceeding it is an error, as "
+                    "on softMC, unless --on-threshold clamp. Thresholds: --thresholds FILE (thresholds.json or "
+                    "scenario.json of 'dynid simulate'), --temax, or derived from the identification residuals in "
+                    "the IDNT<group>.REC next to RESULT.json (a better model gives tighter thresholds).")
+    add_model_source(p)
     p.add_argument("recording", metavar="REC", help="log: t, q1.., tau1.. [, dq1.., taddcmd1.., pcmd1.., vcmd1.., "
                    "acmd1..] (CSV/.npz)")
     p.add_argument("--thresholds", metavar="FILE", help="thresholds JSON (as written by 'dynid simulate --out')")
@@ -41,6 +44,9 @@ def add_parser(sub) -> None:
                    help="derivation: threshold below the gate, or ignore those samples")
     p.add_argument("--delay", type=int, default=3, metavar="N", help="AdditiveTorqueDelay [cycles] of the log "
                    "(aligns vcmd with taddcmd; default 3)")
+    p.add_argument("--threshold", metavar="T1,T2,..", help="TorqueThreshold per joint [N m or N] (default: the "
+                   "model's, from the PRG's <axis>.TorqueThreshold or the configuration's torque_limits; else none)")
+    p.add_argument("--on-threshold", choices=("error", "clamp"), default="error", help=ON_THRESHOLD_HELP)
     p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
     p.add_argument("--json", action="store_true", help="print the detections as JSON")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -90,13 +96,17 @@ def _monitor(args, ident, n: int):
 def run(args) -> int:
     from ..io.controller_log import read_controller_log
     from ..runtime.collision import replay
-    from ..runtime.feedforward import FeedForward, feedforward_batch
+    from ..runtime.feedforward import FeedForward, check_torque_threshold, feedforward_batch
 
     progress = Progress("monitor", quiet=args.json)
     progress("thresholds", 0.0)
-    ident = load(args.result)
+    ident = load_model(args)
     model = ident.model
     n = model.n_joints
+    torque_threshold = (parse_floats(args.threshold, "--threshold") if args.threshold is not None
+                        else model.config.torque_limits)
+    if torque_threshold is not None and len(torque_threshold) == 1:     # one value for every joint
+        torque_threshold = list(torque_threshold) * n
     monitor, info = _monitor(args, ident, n)
     progress(f"reading {Path(args.recording).name}", 0.2)
     log = read_controller_log(args.recording, n_joints=n, joint_kinds=model.joint_kinds, units=args.units)
@@ -106,7 +116,7 @@ def run(args) -> int:
     if log.get("taddcmd") is not None:
         tadd, how = log.get("taddcmd"), "taddcmd columns of the log"
     elif log.get("pcmd") is not None and vcmd is not None and log.get("acmd") is not None:
-        ff = FeedForward.from_result(ident, delay_cycles=d)
+        ff = FeedForward.from_result(ident, delay_cycles=d, on_threshold="report")   # checked below, as every Taddcmd
         z = np.zeros(n)
         tadd = feedforward_batch(ff, log.get("pcmd"), vcmd, log.get("acmd"), prefill=ff.torque(log.get("pcmd")[0], z, z)).taddcmd
         how = f"feed-forward of the log's pcmd/vcmd/acmd (delay {d} cycles)"
@@ -116,6 +126,8 @@ def run(args) -> int:
         rec = rec.slice(int(pred.rows[0]), int(pred.rows[-1]) + 1)
         vcmd = None if vcmd is None else vcmd[pred.rows]
         tadd, how = pred.tau, "model torque on the recorded motion (conditioned as the identification)"
+    tadd, exceeded = check_torque_threshold(tadd, torque_threshold, args.on_threshold, t=rec.t,
+                                            joint_names=[j.name for j in model.joints])
     v = rec.qd if rec.qd is not None else np.gradient(rec.q, rec.t, axis=0, edge_order=2)
     v_cmd = None
     if vcmd is not None:
@@ -140,6 +152,9 @@ def run(args) -> int:
         "taddcmd_source": how,
         "estimated_additive_torque_delay_cycles": delay_est,
         "max_abs_te": np.abs(rep.te).max(axis=0),
+        "torque_threshold": None if torque_threshold is None else np.asarray(torque_threshold, dtype=float),
+        "on_threshold": args.on_threshold,
+        "threshold_exceeded_cycles": exceeded.sum(axis=0),
         "thresholds": {"torque_error_max": monitor.temax, "torque_error_max_low_velocity": monitor.temax_lowvel,
                        "torque_error_filter": monitor.tef, "velocity_gate": monitor.v_gate,
                        "hold_cycles": monitor.hold_cycles, "source": info.get("source"),

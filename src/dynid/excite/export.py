@@ -9,7 +9,9 @@ The program has the shape of the source's example programs (spec/identification.
 wait, set ``DynamicModel`` (allowed only while disabled), enable and wait, ``Move startPoint Abs = 1``
 and wait while ``IsMoving``, ``SineWave sineTarget SineWaveFreq = SWfreq``, ``sleep <settle ms>``,
 ``IdentificationStart IdentFilterFreq = <Hz>``, ``sleep <record ms>``, ``IdentificationFinish``,
-``stop``, wait, ``proceed``, disable, detach. Reconstructed from the spec's description; not
+``stop``, wait, ``proceed``, disable, detach. A single axis's ``SineWave`` ends with ``Abs = 1`` as the
+source's single-axis example does (its target is absolute, like the ``Move``); the robots' examples
+write ``SineWave sineTarget SineWaveFreq = SWfreq``. Reconstructed from the spec's description; not
 verified on a controller: the point declarations (``Dim Shared <name> As Joint Of <type>``, robot type
 from the axis count: XY, XYZ, XYZR, XYZPR, XYZYPR; ``Double`` for a single axis) and the wait loops
 (``While ... sleep 10 ... End While``) are dynid's; the motion and identification lines are the
@@ -193,7 +195,7 @@ def mcbasic_program(plan: SinePlan, *, element: str, dynamic_model: int, kinds: 
         "  Move startPoint Abs = 1",
         *wait(f"{e}.IsMoving"),
         "",
-        "  SineWave sineTarget SineWaveFreq = SWfreq",
+        "  SineWave sineTarget SineWaveFreq = SWfreq" + (" Abs = 1" if n == 1 else ""),
         f"  sleep {int(round(plan.settle_s * 1000))}",
         f"  IdentificationStart IdentFilterFreq = {_num(filter_hz)}",
         f"  sleep {int(round(plan.record_s * 1000))}",

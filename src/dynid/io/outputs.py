@@ -9,6 +9,7 @@ behind (spec/interfaces.md §2–3).
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -18,7 +19,7 @@ from .._atomic import commit_files
 from .._json import jsonable
 from ..fitted import RESULT_FILE, FittedModel
 from ..units import force_unit, position_unit, velocity_unit
-from .prg import PrgContent, format_prg
+from .prg import PrgContent, format_prg, prg_unit
 from .rec import format_rec
 
 __all__ = ["run_model", "result_dict", "prg_content", "rec_text", "write_run", "write_outputs"]
@@ -41,7 +42,15 @@ def result_dict(ident, *, element: str, group: int, source: Mapping[str, Any] | 
 
 def prg_content(model: FittedModel, *, date: _dt.datetime | None = None,
                 properties: Mapping[str, float] | None = None) -> PrgContent:
-    """softMC PRG content of a fitted model. Friction is converted to the configured PRG sign (softMC: −1)."""
+    """softMC PRG content of a fitted model.
+
+    ``DynamicParameter`` slots hold the model's parameters in softMC's units (a model's ``prg_units``,
+    e.g. the Galileo's TP/TB in mm; SI otherwise) and, where softMC's model carries the payload in a slot
+    (``prg_payload``), parameter + configured payload. Parameters beyond softMC's slots (``prg_slots``)
+    go to ``'dynid parameter`` comment lines. Friction is converted to the configured PRG sign (softMC:
+    −1); ``<axis>.TorqueThreshold`` is written when the configuration gives ``torque_limits``. Comment
+    lines state which parameters the run did not determine, and what would.
+    """
     plant, dyn = model.plant, model.model
     k = plant.n_model
     sign = dyn.config.friction_sign
@@ -49,29 +58,91 @@ def prg_content(model: FittedModel, *, date: _dt.datetime | None = None,
     axes = tuple(j.name for j in dyn.joints)
     visc = fr.get("viscous", [0.0] * len(axes))
     coul = fr.get("coulomb", [0.0] * len(axes))
-    slots = {p.slot: float(v) for p, v in zip(dyn.parameters, model.theta[:k])}
-    for i in range(1, dyn.n_slots + 1):
+    n_prg = getattr(dyn, "prg_slots", None) or dyn.n_slots
+    payload_slots = dict(getattr(dyn, "prg_payload", None) or {})
+    slots: dict[int, float] = {}
+    extra: dict[str, float] = {}
+    extra_units: dict[str, str] = {}
+    for p, v in zip(dyn.parameters, model.theta[:k]):
+        v = float(v) + (float(getattr(dyn.payload, payload_slots[p.name])) if p.name in payload_slots else 0.0)
+        if p.slot <= n_prg:
+            slots[p.slot] = v * prg_unit(dyn, p.name, p.unit)[1]
+        else:
+            extra[p.name], extra_units[p.name] = v, p.unit
+    for i in range(1, n_prg + 1):
         slots.setdefault(i, 0.0)
-    comments = []
+    terms: dict[str, dict[str, float]] = {}
     for term, vals in fr.items():
         if term not in ("viscous", "coulomb"):
             owners = plant.friction.motor_names if term.startswith("motor_") else axes
-            comments.append(f"Friction term '{term}' (physical sign, no softMC property): "
-                            + "; ".join(f"{ax} = {v:.9e}" for ax, v in zip(owners, vals)))
+            terms[term] = dict(zip(owners, (float(v) for v in vals)))
+    fspec = plant.friction.spec
+    plain = fspec == "viscous+coulomb"
+    stribeck = plant.friction.stribeck_velocity if "stribeck" in plant.friction.terms else None
+    limits = dyn.config.torque_limits
+    thresholds = {} if limits is None or len(limits) != len(axes) else dict(zip(axes, map(float, limits)))
     c, m = model.conditioning, model.metrics
     nan = float("nan")
+    cutoff = float(c.get("cutoff_hz") or nan)
+    order = int(c.get("filter_order", 4))
+    exact = math.isfinite(cutoff) and (float(f"{cutoff:.3f}") != cutoff or order != 4)
     return PrgContent(
         element=model.element, success=bool(m.get("success")), date=date,
         max_error_percent=tuple(100 * _floats(m.get("max_relative_error"), len(axes))),
         mean_error_percent=tuple(100 * _floats(m.get("mean_relative_error"), len(axes))),
-        allowed_percent=100 * float(m.get("allowed", 0.5)), cutoff_hz=float(c.get("cutoff_hz") or nan),
+        allowed_percent=100 * float(m.get("allowed", 0.5)), cutoff_hz=cutoff,
         data_length=int(c.get("data_length", 0)), raw_length=int(c.get("raw_length", 0)),
         moving_samples=tuple(int(x) for x in c.get("moving_samples") or [0] * len(axes)),
         thresholds=tuple(_floats(c.get("velocity_threshold"), len(axes))),
         threshold_units=tuple(velocity_unit(kind) for kind in dyn.joint_kinds),
         parameters=slots, axes=axes,
         viscous={a: sign * v for a, v in zip(axes, visc)}, coulomb={a: sign * v for a, v in zip(axes, coul)},
-        dynamic_model=dyn.softmc_model, properties=dict(properties or {}), comments=tuple(comments))
+        dynamic_model=dyn.softmc_model, properties=dict(properties or {}), comments=tuple(_statements(model, n_prg)),
+        torque_thresholds=thresholds, extra_parameters=extra, extra_units=extra_units,
+        friction_model=None if plain else fspec, stribeck_velocity=stribeck, friction_terms=terms,
+        exact_cutoff_hz=cutoff if exact else None, filter_order=order if exact else None)
+
+
+_UNDETERMINED = ("not identifiable", "not excited")
+
+
+def _statements(model: FittedModel, n_prg: int) -> list[str]:
+    """PRG comment lines: softMC's slot units where they are not SI, and, per parameter this run did not
+    determine (structurally merged, a payload coefficient, not excited) or took from the configuration, what it
+    is and what would determine it (the model's ``prg_determination``, else a rule by role and status)."""
+    dyn = model.model
+    lines = []
+    units = getattr(dyn, "prg_units", None) or {}
+    if units:
+        lines.append("DynamicParameter units: " + "; ".join(
+            f"[{p.slot}] {p.name} {prg_unit(dyn, p.name, p.unit)[0]}" for p in dyn.parameters if p.slot <= n_prg))
+    how = dict(getattr(dyn, "prg_determination", None) or {})
+    status = model.status[: model.plant.n_model]
+    generic: dict[str, list[str]] = {}
+    for p, st, v in zip(dyn.parameters, status, model.theta):
+        where = f"DynamicParameter[{p.slot}]" if p.slot <= n_prg else "dynid parameter"
+        unit, f = prg_unit(dyn, p.name, p.unit)
+        shown = f"{p.name} ({where}) = {_num(v * f)} {unit}".rstrip()
+        if p.role == "constant" and p.name in how:
+            lines.append(f"From the configuration, not from the run: {shown}: {how[p.name]}")
+        elif st in _UNDETERMINED and p.name in how:
+            lines.append(f"Not determined by this run: {shown}: {how[p.name]}")
+        elif st in _UNDETERMINED:
+            if p.role == "payload":
+                key = ("a payload coefficient: a run without payload cannot determine it; a second run carrying a "
+                       "known payload does (dynid identify --payload-of <this run's result.json>)")
+            elif st == "not excited":
+                key = "this motion did not excite it: plan a motion that moves the axes it acts on (dynid excite)"
+            else:
+                key = "merges with other parameters (base parameters): no motion separates it"
+            generic.setdefault(key, []).append(shown)
+    for key, names in generic.items():
+        lines.append(f"Not determined by this run ({key}): " + "; ".join(names))
+    return lines
+
+
+def _num(v: float) -> str:
+    return f"{float(v) + 0.0:.6g}"
 
 
 def rec_text(model: FittedModel, cond, tcmd: np.ndarray) -> bytes:

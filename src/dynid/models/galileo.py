@@ -29,12 +29,24 @@ Kinetic and potential energy (W = q̇2² + cos²q2·q̇1², Ω = sin q2·q̇1 + 
     V = g sin q2 · [M_A ρ − M_A·D_A + mP (ρ + TP) − mB TB]
 
 The torques follow by Euler–Lagrange, term by term (closed form, no numerical derivatives).
+
+What a run determines [DERIVED from the columns above]: the balance mass enters only through
+mB·TB (gravity) and mB·TB² (which merges with J_AF), so TB is geometry no motion determines — for any
+TB' the torques stay the same with mB' = mB·TB/TB' and J_AF' = J_AF + mB·TB² − mB'·TB'². The
+configuration must therefore give TB (and TP, which plays the same part for the payload); with them
+mB is identified. mP and IR merge with the arm (M_A, M_A*D_A, J_AF) and the roll flange (J_R) in a run
+without payload; a second run carrying the payload determines them (``identify --payload-of``).
+
+PRG [softMC units]: ``DynamicParameter[1..5]`` = mP [kg], mB [kg], TP [mm], TB [mm], IR [kg m²], as the
+catalogue numbers and prints them; parameters 6..12 are dynid's and go to comment lines
+(``'dynid parameter <name> = <value> <unit>``), which :func:`dynid.load` reads back.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ConfigError
 from .base import DynamicModel, Joint, Parameter
 from .registry import register_model
 
@@ -44,6 +56,25 @@ _GAP = ("[INTERPRETATION: the catalogue's list stops after parameter 5; this par
         "dynid's assumption, not softMC's]")
 
 _EXAMPLE_CONSTANTS = {"TP": 0.08, "TB": 0.25}
+
+_PAYLOAD_RUN = "a second run carrying the payload (dynid identify --payload-of <this run's result.json>)"
+_DETERMINATION = {
+    "mP": "payload mass: a run without payload cannot separate it from the arm (it merges with M_A, M_A*D_A "
+          "and J_AF; written as the configured payload, 0 = none); determined by " + _PAYLOAD_RUN + " that moves "
+          "axis 2 (pitch) through gravity and accelerates axis 3 (radial)",
+    "IR": "payload inertia about the roll axis: a run without payload cannot separate it from J_R (written "
+          "as the configured payload inertia, 0 = none); determined by " + _PAYLOAD_RUN + " that accelerates "
+          "axis 4 (roll)",
+    "mB": "balance mass: with TB = 0 it has no effect on any torque; give TB (the balance mass's distance "
+          "from the centre) in the configuration and identify again (a run moving axis 2 through gravity and "
+          "accelerating axis 1 and 2 determines it)",
+    "TP": "payload centre of mass distance from the flange: geometry from the configuration; no run "
+          "determines it (it trades off against mP); measure it",
+    "TB": "balance-mass centre of mass distance from the centre: geometry from the configuration; no run "
+          "determines it (it trades off exactly against mB and J_AF); measure it",
+    "J_AX": "dynid's radial-arm axial inertia: merges with J_Y, J_S and J_AF (cos^2 + sin^2 = 1); no "
+            "motion separates it",
+}
 
 
 def _params() -> tuple[Parameter, ...]:
@@ -88,7 +119,10 @@ _NOTES = (
     "constants given under 'parameters' (softMC prints them in mm; dynid uses m). mP and IR are payload "
     "coefficients: from an ordinary run they merge with the arm's values (base parameters). The common "
     "'payload' key adds a known load at the same place (mass at TP, inertia about the roll axis): use it or "
-    "mP/IR, not both. Without any configuration the model uses the example constants TP = 0.08 m, TB = 0.25 m."
+    "mP/IR, not both. The configuration must give TP and TB under 'parameters' (in m): TB is geometry no run "
+    "determines (the run determines only the balance mass's first moment mB*TB), so without it mB could not be "
+    "identified. The PRG holds softMC's five slots in softMC's units (TP, TB in mm) and dynid's parameters 6..12 "
+    "as comment lines."
 )
 
 
@@ -104,11 +138,30 @@ class Galileo(DynamicModel):
 
     example_config = {"parameters": dict(_EXAMPLE_CONSTANTS)}
 
+    prg_slots = 5
+    """``DynamicParameter`` slots softMC's catalogue defines (mP, mB, TP, TB, IR); dynid's parameters 6..12
+    are written to the PRG as comment lines, never into softMC's slots (whose meaning is unpublished)."""
+    prg_units = {"TP": ("mm", 1000.0), "TB": ("mm", 1000.0)}
+    """softMC's PRG unit of a parameter and the factor from SI (PRG value = SI value × factor)."""
+    prg_payload = {"mP": "mass", "IR": "inertia"}
+    """Slots that carry the payload in softMC's model: the PRG writes parameter + configured payload."""
+    prg_determination = _DETERMINATION
+    """Per parameter: what it is and what determines it, for the PRG's statement of undetermined values."""
+
     def __init__(self, config=None) -> None:
         super().__init__(config)
         known = self.config.parameters
-        self.tp = float(known.get("TP", 0.0))
-        self.tb = float(known.get("TB", 0.0))
+        missing = [k for k in ("TP", "TB") if k not in known]
+        if missing:
+            raise ConfigError(
+                f"model 'galileo' needs the geometry constant{'s' if len(missing) > 1 else ''} "
+                f"{' and '.join(missing)} [m] under the configuration's 'parameters' (softMC's DynamicParameter[3] "
+                "and [4], printed in mm): no run determines them (TB trades off exactly against the balance mass mB, "
+                "TP against the payload mass mP)",
+                hint="add e.g. 'parameters: {TP: 0.08, TB: 0.25}' (measured on the robot) to the configuration file",
+                options=("config",))
+        self.tp = float(known["TP"])
+        self.tb = float(known["TB"])
         names = self._joint_names(["A1", "A2", "A3", "A4"])
         self.joints = (Joint(names[0], "rotary"), Joint(names[1], "rotary"), Joint(names[2], "linear"),
                        Joint(names[3], "rotary"))

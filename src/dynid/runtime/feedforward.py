@@ -9,6 +9,13 @@ which is checked against ``TorqueThreshold`` and delayed by ``AdditiveTorqueDela
 goes to the drive's torque offset (DS402 0x60B2), so that it arrives together with the motion it
 was computed for. Command values are used, not feedback (computed-torque feed-forward).
 
+``TorqueThreshold`` (spec/units-and-runtime.md §3) comes from the identified model's configuration
+(``torque_limits``, which an ``IDNT<g>.PRG`` fills from its ``<axis>.TorqueThreshold`` lines) unless given.
+What happens when ``|Taddcmd|`` exceeds it is ``on_threshold``: ``"error"`` is softMC's behaviour (it raises
+an error and stops): :func:`feedforward_batch` raises :class:`TorqueThresholdError` naming the axis, the
+sample and the value, and the per-cycle :meth:`FeedForward.step` returns ``THRESHOLD_ERROR`` (it never
+raises mid-cycle; the caller stops); ``"clamp"`` clamps to ±threshold and flags; ``"report"`` only flags.
+
 Configuration and state are split as in Pinocchio's Model/Data and Ruckig's Input/Output
 (style.md §4): :class:`FeedForward` is immutable; :class:`FeedForwardState` holds the delay line
 and the buffers; :meth:`FeedForward.step` fills ``state.taddcmd`` in place, allocates nothing and
@@ -32,15 +39,88 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import as_joint_array, as_vector
-from ..errors import ConfigError
+from ..errors import ConfigError, InputDataError
 from ..models.base import Plant
 from ._compiled import RigidBodyDynamics, compile_dynamics
 
 __all__ = ["FeedForward", "FeedForwardState", "FeedForwardStatus", "FeedForwardBatch", "feedforward_batch",
-           "DEFAULT_DELAY_CYCLES", "estimate_delay_cycles"]
+           "DEFAULT_DELAY_CYCLES", "estimate_delay_cycles", "ON_THRESHOLD", "TorqueThresholdError",
+           "check_torque_threshold"]
 
 DEFAULT_DELAY_CYCLES = 3
 """softMC's default ``AdditiveTorqueDelay`` [controller cycles]."""
+
+ON_THRESHOLD = ("error", "clamp", "report")
+"""What exceeding ``TorqueThreshold`` does: ``error`` (softMC: an error, the motion stops), ``clamp`` (clamp to
+±threshold and flag), ``report`` (flag only)."""
+
+
+class TorqueThresholdError(InputDataError):
+    """The additive torque of a trajectory exceeds ``TorqueThreshold`` (softMC raises an error there).
+
+    Attributes
+    ----------
+    joint : int
+        0-based joint index. ``sample`` : int, 0-based row. ``value``, ``threshold`` : float [N m or N].
+    """
+
+    def __init__(self, message: str, *, joint: int, sample: int, value: float, threshold: float, **kw) -> None:
+        super().__init__(message, **kw)
+        self.joint, self.sample, self.value, self.threshold = joint, sample, value, threshold
+
+
+def check_torque_threshold(tau: npt.ArrayLike, threshold: npt.ArrayLike | None, on_threshold: str = "error", *,
+                           t: npt.ArrayLike | None = None, joint_names=None, what: str = "Taddcmd"
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """``TorqueThreshold`` check of a whole torque history (softMC: |TADDCOMMAND| > TorqueThreshold).
+
+    Parameters
+    ----------
+    tau : array-like, shape (N, n_joints)
+        Additive torque per cycle [N m or N].
+    threshold : array-like, shape (n_joints,), or None
+        ``TorqueThreshold`` per joint [N m or N]; ``None`` or ``inf``: no limit.
+    on_threshold : {"error", "clamp", "report"}
+        See :data:`ON_THRESHOLD`.
+    t : array-like, shape (N,), optional
+        Time of each row [s], for the message.
+    joint_names : sequence of str, optional
+        Axis names for the message (default ``A1..An``).
+    what : str
+        Name of the torque in the message.
+
+    Returns
+    -------
+    tau : ndarray, shape (N, n_joints)
+        Clamped to ±threshold with ``"clamp"``, else unchanged.
+    exceeded : ndarray of bool, shape (N, n_joints)
+
+    Raises
+    ------
+    TorqueThresholdError
+        With ``"error"``, at the first sample (then the lowest axis) that exceeds, naming axis, sample,
+        time and value.
+    """
+    if on_threshold not in ON_THRESHOLD:
+        raise ConfigError(f"on_threshold must be one of {', '.join(ON_THRESHOLD)}, got {on_threshold!r}")
+    tau = np.asarray(tau, dtype=float)
+    n = tau.shape[1]
+    thr = np.full(n, np.inf) if threshold is None else as_vector("torque_threshold", threshold, n)
+    exceeded = np.abs(tau) > thr
+    if on_threshold == "error" and exceeded.any():
+        k, j = (int(x) for x in np.argwhere(exceeded)[0])
+        names = list(joint_names) if joint_names is not None else [f"A{i + 1}" for i in range(n)]
+        when = "" if t is None else f" (t = {float(np.asarray(t, dtype=float)[k]):.6g} s)"
+        cycles = int(exceeded[:, j].sum())
+        raise TorqueThresholdError(
+            f"TorqueThreshold exceeded on axis {names[j]} at sample {k}{when}: |{what}| = {abs(tau[k, j]):.6g} > "
+            f"{thr[j]:.6g} ({cycles} cycle{'s' if cycles != 1 else ''} on this axis); softMC raises an error here",
+            hint="slow the trajectory down or lighten the payload, raise TorqueThreshold, or clamp instead "
+                 "(on_threshold='clamp')", options=("on_threshold",),
+            joint=j, sample=k, value=float(tau[k, j]), threshold=float(thr[j]))
+    if on_threshold == "clamp":
+        tau = np.clip(tau, -thr, thr)
+    return tau, exceeded
 
 
 class FeedForwardStatus(enum.IntEnum):
@@ -48,12 +128,15 @@ class FeedForwardStatus(enum.IntEnum):
 
     OK = 0
     THRESHOLD_EXCEEDED = 1
-    """|Taddcmd| > TorqueThreshold on at least one joint (``state.exceeded`` says which); the value
-    entering the delay line is clamped to the threshold when ``clamp`` is set. softMC raises an error
-    here; the caller decides (stop the motion)."""
+    """|Taddcmd| > TorqueThreshold on at least one joint (``state.exceeded`` says which) with
+    ``on_threshold`` ``"clamp"`` (the value entering the delay line is clamped to the threshold) or
+    ``"report"`` (it is not)."""
     INVALID_INPUT = 2
     """A non-finite command, or one where a closed chain does not assemble: the previous additive torque is
     repeated for that cycle."""
+    THRESHOLD_ERROR = 3
+    """|Taddcmd| > TorqueThreshold with ``on_threshold="error"`` (softMC's behaviour): softMC raises an error
+    and stops the motion, so the caller must stop; the value entering the delay line is clamped meanwhile."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,9 +154,14 @@ class FeedForward:
     torque_threshold : float or array-like, shape (n_joints,), optional
         ``TorqueThreshold`` [N m or N] per joint; ``None`` = no limit.
     clamp : bool
-        Clamp an exceeding value to ``±torque_threshold`` before it enters the delay line.
+        Clamp an exceeding value to ``±torque_threshold`` before it enters the delay line (used when
+        ``on_threshold`` is not given: ``True`` is ``"clamp"``, ``False`` is ``"report"``).
     dynamics : RigidBodyDynamics, optional
         Single-sample evaluator; default :func:`~dynid.runtime._compiled.compile_dynamics`.
+    on_threshold : {"error", "clamp", "report"}, optional
+        What exceeding ``torque_threshold`` does (:data:`ON_THRESHOLD`); ``"error"`` is softMC's behaviour:
+        :meth:`step` returns ``THRESHOLD_ERROR`` (value clamped), :func:`feedforward_batch` raises
+        :class:`TorqueThresholdError`.
     """
 
     plant: Plant
@@ -82,8 +170,14 @@ class FeedForward:
     torque_threshold: np.ndarray | None = None
     clamp: bool = True
     dynamics: RigidBodyDynamics | None = field(default=None, repr=False)
+    on_threshold: str | None = None
 
     def __post_init__(self) -> None:
+        mode = self.on_threshold if self.on_threshold is not None else ("clamp" if self.clamp else "report")
+        if mode not in ON_THRESHOLD:
+            raise ConfigError(f"on_threshold must be one of {', '.join(ON_THRESHOLD)}, got {mode!r}")
+        object.__setattr__(self, "on_threshold", mode)
+        object.__setattr__(self, "clamp", mode != "report")
         theta = np.array(self.theta, dtype=float).ravel()
         if theta.shape != (self.plant.n_params,):
             raise ConfigError(f"theta must have {self.plant.n_params} values ({self.plant.model.name} + friction), "
@@ -110,15 +204,19 @@ class FeedForward:
     def from_result(cls, identified, *, delay_cycles: int = DEFAULT_DELAY_CYCLES,
                     torque_threshold: npt.ArrayLike | None = None, payload_mass: float | None = None,
                     payload_inertia: float | None = None, clamp: bool = True,
-                    dynamics: RigidBodyDynamics | None = None) -> "FeedForward":
+                    dynamics: RigidBodyDynamics | None = None, on_threshold: str | None = None) -> "FeedForward":
         """Build from an identification (:class:`~dynid.identification.pipeline.Identification` or the
-        :class:`~dynid.fitted.FittedModel`, e.g. ``dynid.load(result.json)``), optionally with another payload
-        [kg, kg m²] or another single-sample evaluator (``dynamics``, e.g. the generated C:
-        ``dynid.symbolic.GeneratedDynamics.from_fitted(model)``)."""
+        :class:`~dynid.fitted.FittedModel`, e.g. ``dynid.load(result.json)`` or ``dynid.load("IDNT1.PRG",
+        "scara4", config=...)``), optionally with another payload [kg, kg m²] or another single-sample
+        evaluator (``dynamics``, e.g. the generated C: ``dynid.symbolic.GeneratedDynamics.from_fitted(model)``).
+        ``torque_threshold`` defaults to the model's ``TorqueThreshold`` (its configuration's ``torque_limits``,
+        from the PRG's ``<axis>.TorqueThreshold`` lines), else none."""
         plant = identified.plant
+        if torque_threshold is None and plant.model.config.torque_limits is not None:
+            torque_threshold = plant.model.config.torque_limits
         if payload_mass is not None or payload_inertia is not None:
             plant = plant.with_model(plant.model.with_payload(payload_mass, payload_inertia))
-        return cls(plant, identified.theta, delay_cycles, torque_threshold, clamp, dynamics)
+        return cls(plant, identified.theta, delay_cycles, torque_threshold, clamp, dynamics, on_threshold)
 
     @property
     def n_joints(self) -> int:
@@ -179,7 +277,7 @@ class FeedForward:
             np.abs(comp, out=s.work)
             np.greater(s.work, self.torque_threshold, out=s.exceeded)
             if np.count_nonzero(s.exceeded):
-                status = FeedForwardStatus.THRESHOLD_EXCEEDED
+                status = s.exceeded_status
                 if self.clamp:
                     np.minimum(comp, self.torque_threshold, out=comp)
                     np.maximum(comp, s.neg_threshold, out=comp)
@@ -222,6 +320,8 @@ class FeedForwardState:
         self.work = np.empty(n)
         self.sign = np.empty(n)
         self.neg_threshold = -ff.torque_threshold
+        self.exceeded_status = (FeedForwardStatus.THRESHOLD_ERROR if ff.on_threshold == "error"
+                                else FeedForwardStatus.THRESHOLD_EXCEEDED)
         self.ws = ff.dynamics.new_workspace()
         self.friction = ff.plant.friction_coefficients(ff.theta)
         self.cycle = 0
@@ -248,8 +348,9 @@ class FeedForwardBatch:
 
 
 def feedforward_batch(ff: FeedForward, pcmd: npt.ArrayLike, vcmd: npt.ArrayLike, acmd: npt.ArrayLike, *,
-                      prefill: npt.ArrayLike | None = None) -> FeedForwardBatch:
-    """The additive torque of a whole commanded trajectory (vectorised; equal to stepping).
+                      prefill: npt.ArrayLike | None = None, t: npt.ArrayLike | None = None) -> FeedForwardBatch:
+    """The additive torque of a whole commanded trajectory (vectorised; equal to stepping while no
+    ``TorqueThreshold`` error occurs).
 
     Parameters
     ----------
@@ -258,19 +359,25 @@ def feedforward_batch(ff: FeedForward, pcmd: npt.ArrayLike, vcmd: npt.ArrayLike,
         Commanded positions [rad, m], velocities, accelerations (SI), one row per controller cycle.
     prefill : array-like, shape (n_joints,), optional
         Delay-line content sent during the first ``delay_cycles`` cycles (default 0).
+    t : array-like, shape (N,), optional
+        Time of each cycle [s], for the message of a threshold error.
 
     Returns
     -------
     FeedForwardBatch
+
+    Raises
+    ------
+    TorqueThresholdError
+        ``ff.on_threshold == "error"`` and the computed torque exceeds ``TorqueThreshold`` (axis, sample, value).
     """
     n = ff.n_joints
     q = as_joint_array("pcmd", pcmd, n)
     qd = as_joint_array("vcmd", vcmd, n, n_samples=q.shape[0])
     qdd = as_joint_array("acmd", acmd, n, n_samples=q.shape[0])
     tau = ff.plant.torque(ff.theta, q, qd, qdd)          # exact sign(qd), as the per-cycle path
-    exceeded = np.abs(tau) > ff.torque_threshold
-    if ff.clamp:
-        tau = np.clip(tau, -ff.torque_threshold, ff.torque_threshold)
+    tau, exceeded = check_torque_threshold(tau, ff.torque_threshold, ff.on_threshold, t=t,
+                                           joint_names=[j.name for j in ff.plant.model.joints])
     d = ff.delay_cycles
     fill = np.zeros(n) if prefill is None else as_vector("prefill", prefill, n)
     out = np.empty_like(tau)
