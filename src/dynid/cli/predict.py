@@ -11,20 +11,24 @@ from .._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
 from ..io.readers import read_recording
 from .._json import jsonable
-from ..fitted import load
-from ._common import EXIT_OK, Progress, add_result_argument, print_json, table
+from ..errors import ConfigError
+from ._common import EXIT_OK, Progress, print_json, table
+from ._source import add_model_source, is_prg_source, load_model
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "predict", help="torques the identified model gives for a motion",
         description="Compute the torque (rigid body + payload + friction, SI units) that the model identified in "
-                    "RESULT.json gives for the motion in REC, conditioned as in the identification (same cutoff). "
+                    "RESULT.json (or a softMC IDNT<g>.PRG with --model/--config) gives for the motion in REC, "
+                    "conditioned as in the identification (same cutoff). "
                     "Writes CSV with columns t, tau1..taun (joint side; a motor-side REC is converted by the transmission "
                     "recorded in RESULT.json); edge rows inside the filter transient are dropped. "
                     "If REC has torque columns, the per-joint errors are reported.")
-    add_result_argument(p)
-    p.add_argument("recording", metavar="REC", help="recording with t, q1.. (tau1.. optional)")
+    add_model_source(p)
+    p.add_argument("recording", metavar="REC", help="recording with t, q1.. (tau1.. optional), a ROS 2 .mcap bag or a "
+                   "UR RTDE log")
+    p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bag: the JointState topic to read when the bag has several")
     p.add_argument("--out", metavar="FILE", help="output CSV (default: standard output)")
     p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
     p.add_argument("--json", action="store_true", help="print the validation errors as JSON")
@@ -37,12 +41,17 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    if args.report and is_prg_source(args):
+        raise ConfigError("--report shows the identification report of a result.json; a PRG holds no record of "
+                          "the identification", hint="pass the result.json, or drop --report")
     with Progress("predict", quiet=args.quiet or args.json) as progress:
         progress(f"reading {Path(args.recording).name}", 0.0)
-        fitted = load(args.result)
+        fitted = load_model(args)
         model = fitted.model
         rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds,
-                             units=args.units, require_tau=False, transmission=model.config.transmission)
+                             units=args.units, require_tau=False, transmission=model.config.transmission,
+                             joint_names=model.config.joint_names, topic=args.topic,
+                             torque_constants=model.config.torque_constants)
         progress("model torque", 0.4)
         pred = fitted.predict(rec)
         if args.report:

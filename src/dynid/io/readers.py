@@ -1,4 +1,5 @@
-"""Read recordings: CSV (spec/interfaces.md §1), NPZ, Parquet (extra ``parquet``).
+"""Read recordings: CSV (spec/interfaces.md §1), NPZ, Parquet (extra ``parquet``), and behind the same
+function ROS 2 bags (:mod:`dynid.io.ros2`, extra ``ros``) and UR RTDE logs (:mod:`dynid.io.rtde`).
 
 CSV layout: optional ``# key: value`` metadata lines, exactly one header row, comma-separated
 numbers. Columns by name, any order: ``t``, ``q1..qn``, ``tau1..taun``, optional ``dq1..dqn`` and
@@ -38,13 +39,18 @@ def read_recording(
     require_tau: bool = False,
     use_derivatives: bool = True,
     transmission: Transmission | None = None,
+    joint_names: Sequence[str] | None = None,
+    topic: str | None = None,
+    torque_constants: Sequence[float] | None = None,
 ) -> Recording:
     """Read a recording file and convert it to SI.
 
     Parameters
     ----------
     path : path-like
-        ``.csv`` (or any text), ``.npz`` or ``.parquet`` file.
+        ``.csv`` (or any text), ``.npz`` or ``.parquet`` file; a ROS 2 bag (``.mcap`` file or rosbag2
+        folder, extra ``ros``: :mod:`dynid.io.ros2`); a UR RTDE log (recognised by its header
+        ``timestamp actual_q_0 ...``: :mod:`dynid.io.rtde`).
     n_joints : int, optional
         Number of joints the model has. A file with more or fewer joints is rejected.
     joint_kinds : sequence of {"rotary", "linear"}, optional
@@ -61,6 +67,14 @@ def read_recording(
         The model's drive trains (configuration key ``transmission``). Columns it declares motor side
         are converted to the joint side after the unit conversion: ``q = R^-1 q_motor + offsets``,
         ``dq = R^-1 dq_motor``, ``tau = R^T tau_motor`` (:mod:`dynid.models.transmission`).
+    joint_names : sequence of str, optional
+        ROS 2 bags: the model's joints in column order, matched by name to the messages' joints
+        (configuration key ``joint_names``; default: the order of the first message).
+    topic : str, optional
+        ROS 2 bags: the ``sensor_msgs/msg/JointState`` topic to read, needed when there are several.
+    torque_constants : sequence of float, optional
+        RTDE logs: per joint [N·m/A], turning ``actual_current_*`` into torques (configuration key
+        ``torque_constants``).
 
     Returns
     -------
@@ -72,12 +86,16 @@ def read_recording(
         The file is missing, empty, not parseable, or lacks required columns.
     InputDataError
         The values are unusable: NaN/inf, time not increasing, too few samples, suspicious units.
+    MissingExtraError
+        A ``.mcap`` bag without the extra ``ros`` installed.
     """
+    from . import ros2, rtde
+
     path = Path(path)
     src = str(path)
     if not path.exists():
         raise FileFormatError(f"{src}: no such file", hint="check the path of the recording")
-    if path.is_dir():
+    if path.is_dir() and not ros2.is_mcap(path):
         raise FileFormatError(f"{src}: is a directory, not a recording file")
     if units not in ("si", "softmc"):
         raise FileFormatError(f"units must be 'si' or 'softmc', got {units!r}")
@@ -86,6 +104,12 @@ def read_recording(
         cols, meta = _read_npz(path)
     elif suffix in (".parquet", ".pq"):
         cols, meta = _read_parquet(path)
+    elif suffix == ".mcap" or ros2.is_mcap(path):
+        cols, meta = ros2.read_mcap(path, joint_names=joint_names, topic=topic, n_joints=n_joints,
+                                    require_tau=require_tau)
+    elif rtde.is_rtde_header(_first_row(path)):
+        cols, meta = rtde.read_rtde(path, torque_constants=torque_constants, n_joints=n_joints,
+                                    require_tau=require_tau)
     else:
         cols, meta = _read_csv(path)
     rec = _assemble(cols, meta, src, n_joints, require_tau, use_derivatives)
@@ -189,6 +213,19 @@ def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joi
         raise InputDataError(f"{src}: only {t.shape[0]} samples; at least {MIN_SAMPLES} are needed",
                              hint="record longer (several cycles of every joint)")
     return Recording(t, q, tau, dq, ddq, meta, src)
+
+
+def _first_row(path: Path) -> str:
+    """The first line that is neither blank nor a ``#`` comment ('' when there is none or it is not text)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return ""
+    for line in head.decode("utf-8-sig", errors="replace").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line
+    return ""
 
 
 def _names(cols) -> str:

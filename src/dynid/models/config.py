@@ -13,6 +13,8 @@ Files may be JSON, YAML or TOML. Common keys:
 ``friction_sign``     sign of friction in the PRG: -1 softMC (default), +1 conventional
 ``transmission``      gear ratios, joint coupling and offsets between motors and joints, and which side
                       the recording holds (:mod:`dynid.models.transmission`); default none (joint side)
+``torque_constants``  per joint [N m/A]: torque = current × constant for logs that give motor currents
+                      (UR RTDE ``actual_current_*``, :mod:`dynid.io.rtde`); default none
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ COMMON_KEYS: dict[str, str] = {
                     "recordings are converted to the joint side when read (q = R^-1 q_motor + offsets, "
                     "tau = R^T tau_motor); coupled motors get the friction terms motor_viscous, motor_coulomb, "
                     "motor_armature",
+    "torque_constants": "per joint torque constant [N m/A] (one number: every joint): logs that give motor currents "
+                        "(UR RTDE actual_current_*) are read as current x constant; default none",
 }
 
 
@@ -94,6 +98,7 @@ class ModelConfig:
     stribeck_velocity: float = 0.1
     friction_sign: int = -1
     transmission: Transmission | None = None
+    torque_constants: tuple[float, ...] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -170,6 +175,15 @@ class ModelConfig:
         if data.get("transmission") is not None:
             tr = data["transmission"]
             kw["transmission"] = tr if isinstance(tr, Transmission) else Transmission.from_dict(tr)
+        if data.get("torque_constants") is not None:
+            kc = data["torque_constants"]
+            try:
+                kw["torque_constants"] = tuple(_number("torque_constants", v) for v in
+                                               ([kc] if isinstance(kc, (int, float)) else kc))
+            except TypeError:
+                raise ConfigError(f"torque_constants must be a list of numbers [N m/A], got {kc!r}") from None
+            if not kw["torque_constants"] or any(v == 0 for v in kw["torque_constants"]):
+                raise ConfigError(f"torque_constants must be non-zero numbers [N m/A], got {kc!r}")
         kw["options"] = {k: data[k] for k in data if k in model_keys}
         return cls(**kw)
 
@@ -196,6 +210,8 @@ class ModelConfig:
             d["friction_sign"] = self.friction_sign
         if self.transmission is not None:
             d["transmission"] = self.transmission.to_dict()
+        if self.torque_constants is not None:
+            d["torque_constants"] = list(self.torque_constants)
         d.update(jsonable(dict(self.options)))
         return d
 
