@@ -22,7 +22,7 @@ from . import _common  # noqa: E402
 # Subcommand modules in help order; each defines add_parser(sub) and run(args) -> int. A module
 # that is not part of this build is simply absent.
 SUBCOMMAND_MODULES = ("models", "demo", "identify", "predict", "excite", "simulate", "feedforward", "monitor",
-                      "units", "report", "derive", "codegen")
+                      "units", "report", "derive", "codegen", "batch", "registry")
 
 
 def _subcommands(only: str | None = None):

@@ -19,6 +19,7 @@ from .. import __version__
 from ..identification.diagnostics import MAX_CONDITION
 from ._data import ReportData, Validation
 from ._evidence import evidence_figure
+from ._history import history_figure, history_html
 from ._figures import (CORRELATION_LIMIT, axis_figures, base_correlation, correlated_pairs, correlation_figure,
                        task_space_figure, torque_unit, validation_figures)
 from ._model import prior_comparison
@@ -687,8 +688,9 @@ footer{margin-top:30px;font-size:14px;color:#444}
 """
 
 
-def render_html(data: ReportData, figures: ReportFigures, validation: Validation | None = None) -> str:
-    """The whole page as one string."""
+def render_html(data: ReportData, figures: ReportFigures, validation: Validation | None = None,
+                history: Mapping[str, Any] | None = None) -> str:
+    """The whole page as one string (``history``: the robot's runs in a registry, see :mod:`._history`)."""
     r = data.result
     diags = diagnostics_of(data)
     kind = "Validation and identification report" if validation is not None else "Identification report"
@@ -699,8 +701,10 @@ def render_html(data: ReportData, figures: ReportFigures, validation: Validation
     if validation is not None:
         links.append(("validation", "validation"))
     links.append(("parameters", "parameters"))
+    hfig = history_figure(history) if history else None
+    hist = history_html(history, _figure_html(hfig) if hfig is not None else "")
     links += [(a, t) for a, t, sec in (("prior", "a priori", prior), ("correlation", "correlation", correlation),
-                                       ("payload", "payload", payload)) if sec]
+                                       ("payload", "payload", payload), ("history", "robot history", hist)) if sec]
     if figures.task is not None:
         links.append(("task", figures.task.title.lower()))
     if figures.axes:
@@ -715,7 +719,7 @@ def render_html(data: ReportData, figures: ReportFigures, validation: Validation
             _diagnostics(data, diags, figures.evidence)]
     if validation is not None:
         body.append(_validation(data, validation, figures.validation))
-    body += [_parameters(data), prior, correlation, payload, _task(figures.task), _axes(data, figures.axes),
+    body += [_parameters(data), prior, correlation, payload, hist, _task(figures.task), _axes(data, figures.axes),
              _conditioning(data), _files(data)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._atomic import commit_files
 from ._data import ReportData, Validation, load_report_data
+from ._history import history_bytes, history_path, stored_history
 from ._html import build_figures, render_html
 
 __all__ = ["render_report", "write_report", "write_figures", "write_validation_report", "validation_path",
@@ -30,7 +31,8 @@ def _data(result_dir: str | Path | ReportData) -> ReportData:
     return result_dir if isinstance(result_dir, ReportData) else load_report_data(result_dir)
 
 
-def render_report(result_dir: str | Path | ReportData, *, validation: Validation | None = None) -> str:
+def render_report(result_dir: str | Path | ReportData, *, validation: Validation | None = None,
+                  history: Any = None) -> str:
     """The self-contained HTML report of an identification run.
 
     Parameters
@@ -40,6 +42,8 @@ def render_report(result_dir: str | Path | ReportData, *, validation: Validation
         ``result.json``; only these files are read.
     validation : Validation, optional
         A validation run to add (``dynid predict --report``).
+    history : mapping, optional
+        The robot's runs in a registry (:meth:`dynid.fleet.registry.Registry.history_view`).
 
     Returns
     -------
@@ -63,11 +67,11 @@ def render_report(result_dir: str | Path | ReportData, *, validation: Validation
     True
     """
     data = _data(result_dir)
-    return render_html(data, build_figures(data, validation), validation)
+    return render_html(data, build_figures(data, validation), validation, history)
 
 
 def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, *, out: str | Path | None = None,
-                 validation: Validation | None = None, dpi: int = 150) -> Path:
+                 validation: Validation | None = None, dpi: int = 150, history: Any = None) -> Path:
     """Write ``report.html`` into the result folder (or to ``out``), and PNG figures into ``figures_dir``.
 
     Parameters
@@ -82,6 +86,9 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
         A validation run to add.
     dpi : int
         Resolution of the PNG figures.
+    history : mapping, optional
+        The robot's runs in a registry (:meth:`dynid.fleet.registry.Registry.history_view`), shown in a
+        "Robot history" section and kept beside the report (``report.history.json``) like a validation.
 
     Returns
     -------
@@ -111,15 +118,22 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
         files[stored] = _validation_bytes(validation, data)
     else:
         validation, data, stale = _stored_validation(stored, data)
+    kept, history_stale = history_path(path), False
+    if history is not None:
+        files[kept] = history_bytes(history, data.result_path)
+    else:
+        history, history_stale = stored_history(kept, data.result_path)
     figs = build_figures(data, validation)
     if figures_dir is not None:
         from ._png import write_pngs
 
         write_pngs(figs.all(), figures_dir, dpi=dpi)
-    files[path] = render_html(data, figs, validation).encode("utf-8")
+    files[path] = render_html(data, figs, validation, history).encode("utf-8")
     commit_files(files)
     if stale:
         stored.unlink(missing_ok=True)  # the validation of a report just replaced by one without it
+    if history_stale:
+        kept.unlink(missing_ok=True)  # likewise the robot history
     return path
 
 
