@@ -154,6 +154,13 @@ def test_a_bag_with_shuffled_joints_identifies_a_scara_as_well_as_its_csv(tmp_pa
                  "--out", str(tmp_path / "tau.csv"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["validation"]["relative_error"] <= 0.03
+    # dynid monitor replays the bag as it replays the CSV of the same motion
+    replays = []
+    for motion in (bags / "other.mcap", tmp_path / "other.csv"):
+        capsys.readouterr()
+        assert main(["monitor", str(tmp_path / "out" / "result.json"), str(motion), "--json"]) in (0, 1)
+        replays.append(json.loads(capsys.readouterr().out))
+    assert replays[0]["detections"] == replays[1]["detections"]
     assert _listing(bags) == before                                 # the user's bags are only read
 
 

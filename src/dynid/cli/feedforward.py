@@ -62,7 +62,8 @@ def run(args) -> int:
     model = ident.model
     n = model.n_joints
     log = read_controller_log(args.trajectory, n_joints=n, joint_kinds=model.joint_kinds, units=args.units,
-                              require_tau=False)
+                              require_tau=False, joint_names=model.config.joint_names,
+                              torque_constants=model.config.torque_constants)
     rec = log.recording
     q = log.get("pcmd") if log.get("pcmd") is not None else rec.q
     dt = rec.sample_period

@@ -109,7 +109,8 @@ def run(args) -> int:
         torque_threshold = list(torque_threshold) * n
     monitor, info = _monitor(args, ident, n)
     progress(f"reading {Path(args.recording).name}", 0.2)
-    log = read_controller_log(args.recording, n_joints=n, joint_kinds=model.joint_kinds, units=args.units)
+    log = read_controller_log(args.recording, n_joints=n, joint_kinds=model.joint_kinds, units=args.units,
+                              joint_names=model.config.joint_names, torque_constants=model.config.torque_constants)
     rec = log.recording
     d = args.delay
     vcmd = log.get("vcmd")

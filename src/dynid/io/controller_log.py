@@ -1,5 +1,8 @@
 """Controller logs and commanded trajectories: a recording plus optional command columns.
 
+ROS 2 bags and UR RTDE logs are read as recordings (:func:`~dynid.io.readers.read_recording`); they
+carry no command columns.
+
 Besides the recording columns (spec/interfaces.md §1: ``t, q1.., tau1.., dq1.., ddq1..``) a
 controller log may hold, per joint, ``pcmd``, ``vcmd``, ``acmd`` (the command) and ``taddcmd``
 (the additive torque sent to the drive). CSV and ``.npz`` (arrays of shape ``(N, n_joints)`` under
@@ -43,7 +46,8 @@ class ControllerLog:
 
 
 def read_controller_log(path: str | os.PathLike, *, n_joints: int, joint_kinds: Sequence[str] | None = None,
-                        units: str = "si", require_tau: bool = True) -> ControllerLog:
+                        units: str = "si", require_tau: bool = True, joint_names: Sequence[str] | None = None,
+                        topic: str | None = None, torque_constants: Sequence[float] | None = None) -> ControllerLog:
     """Read a controller log (see the module docstring).
 
     Raises
@@ -52,9 +56,15 @@ def read_controller_log(path: str | os.PathLike, *, n_joints: int, joint_kinds: 
         As :func:`~dynid.io.readers.read_recording`; also for command columns that do not cover
         every joint or hold non-finite values.
     """
+    from . import ros2, rtde
+    from .readers import _first_row
+
     path = Path(path)
-    rec = read_recording(path, n_joints=n_joints, joint_kinds=joint_kinds, units=units, require_tau=require_tau)
-    if path.suffix.lower() == ".npz":
+    rec = read_recording(path, n_joints=n_joints, joint_kinds=joint_kinds, units=units, require_tau=require_tau,
+                         joint_names=joint_names, topic=topic, torque_constants=torque_constants)
+    if path.suffix.lower() == ".mcap" or ros2.is_mcap(path) or rtde.is_rtde_header(_first_row(path)):
+        groups = {}                     # ROS 2 bags and RTDE logs: measured signals only, no command columns
+    elif path.suffix.lower() == ".npz":
         with np.load(path, allow_pickle=False) as z:
             raw = {k: np.asarray(z[k], dtype=float) for k in COMMAND_COLUMNS if k in z.files}
         groups = {k: {j + 1: v[:, j] for j in range(v.shape[1])} for k, v in raw.items() if v.ndim == 2}
