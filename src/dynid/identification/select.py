@@ -332,17 +332,23 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         yy_all = np.zeros((3, n))
         tt_all = np.zeros((3, n))
         n_all = np.zeros((3, n))
+        tau_raw = cond.tau_raw[idx]
+        # a joint's rows touch only some columns (not the links before it, not the other joints' friction):
+        # its Gram matrices are built on those, the rest are zeros anyway
+        active = [np.nonzero(np.any(A[:, j] != 0, axis=0) | np.any(E[:, j] != 0, axis=0))[0] for j in range(n)]
         for b in range(3):                                              # per time block and joint: BLAS products
             rows = blocks == b
             for j in range(n):
-                Aj, m = A[rows, j], moving[rows, j]
-                Am = Aj[m]
-                G_fit[b, j], h_fit[b, j] = Am.T @ Am, Am.T @ y_fit[rows, j][m]
+                c = active[j]
+                cc = np.ix_(c, c)
+                m = moving[rows, j]
+                Am = A[rows, j][m][:, c]
+                G_fit[b, j][cc], h_fit[b, j, c] = Am.T @ Am, Am.T @ y_fit[rows, j][m]
                 yy_fit[b, j], n_fit[b, j] = y_fit[rows, j][m] @ y_fit[rows, j][m], m.sum()
-                Ej = E[rows, j]
-                G_all[b, j], h_all[b, j] = Ej.T @ Ej, Ej.T @ y_raw[rows, j]
+                Ej = E[rows, j][:, c]
+                G_all[b, j][cc], h_all[b, j, c] = Ej.T @ Ej, Ej.T @ y_raw[rows, j]
                 yy_all[b, j], n_all[b, j] = y_raw[rows, j] @ y_raw[rows, j], rows.sum()
-                tt_all[b, j] = cond.tau_raw[idx][rows, j] @ cond.tau_raw[idx][rows, j]
+                tt_all[b, j] = tau_raw[rows, j] @ tau_raw[rows, j]
         del A, E
         folds = (((0, 1), 2), ((1, 2), 0))
         G_fold = [G_fit[list(b)].sum(axis=0) for b, _ in folds]            # (n, P, P) per fold
