@@ -43,8 +43,8 @@ def test_default_cutoff_is_twenty_times_the_motion_bandwidth():
     bw = motion_bandwidth(rec.q, rec.sample_period)
     assert bw == pytest.approx(0.5, abs=0.06)
     assert default_cutoff(rec.q, rec.sample_period) == pytest.approx(20 * bw)
-    fast = sine_rec(f=20.0)  # would be 400 Hz: capped at min(125 Hz, 0.4 fs)
-    assert default_cutoff(fast.q, fast.sample_period) == pytest.approx(125.0)
+    fast = sine_rec(f=20.0)  # would be 400 Hz: capped below 125 Hz (softMC's rule), at 0.99 x 125 Hz
+    assert default_cutoff(fast.q, fast.sample_period) == pytest.approx(0.99 * 125.0)
     slow = sine_rec(f=0.005, T=400.0, dt=1e-2)  # would be 0.1 Hz: raised to 0.5 Hz
     assert default_cutoff(slow.q, slow.sample_period) == pytest.approx(0.5)
 

@@ -14,6 +14,7 @@ from ..identification.identifier import Identifier
 from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _summary
+from .registry import RunRegistration, add_registry_options
 from ._common import EXIT_FAILED, EXIT_OK, HelpFormatter, Progress, parse_floats, print_json
 
 
@@ -33,17 +34,22 @@ def add_parser(sub) -> None:
                     "IDNT<group>.REC (record of the identification data) and result.json into --out. "
                     "Exit status 1 when the fit fails softMC's 50 % rule.",
         formatter_class=HelpFormatter)
-    p.add_argument("recording", metavar="REC", help="recording file")
+    p.add_argument("recording", metavar="REC", help="recording file (CSV, NPZ, Parquet, ROS 2 .mcap bag of "
+                   "sensor_msgs/JointState, UR RTDE log)")
     add_common_model_args(p)
     p.add_argument("--cutoff", type=_cutoff, default="auto", metavar="HZ|auto|default",
                    help="low-pass cutoff; 'auto' (default): the candidate (0.5, 1, 2, 4 x the motion-based cutoff) "
                         "with the lowest held-out torque error (two folds: fit 70 %% of the recording, validate on "
                         "the rest), chosen together with an 'auto' friction model and prior regularisation; "
-                        "'default': 20 x the motion bandwidth, within 0.5 Hz .. min(125 Hz, 0.4 fs)")
+                        "'default': 20 x the motion bandwidth, within 0.5 Hz .. min(125 Hz, 0.4 fs); a number "
+                        "must obey softMC's rule: below 125 Hz (and the Nyquist frequency) and above the excitation "
+                        "frequency of the motion (else exit 2)")
     p.add_argument("--regularize", type=_regularize, default="auto", metavar="R|auto",
                    help="identify the deviation from the a-priori model (URDF/config inertias): ridge of strength "
                         "R (relative to the largest singular value) toward it; 0 = off; 'auto' (default): 0, 0.01 "
                         "or 0.1 by held-out error where the model has a-priori inertias")
+    p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bag: the JointState topic to read when the bag has several "
+                   "(joints are matched by the config's joint_names, else taken in the first message's order)")
     p.add_argument("--units", choices=("si", "softmc"), default="si",
                    help="position units of the file: si (rad, m) or softmc (deg, mm)")
     p.add_argument("--element", metavar="NAME", help="softMC element name in the PRG (default: robot type, or the axis name)")
@@ -78,6 +84,7 @@ def add_parser(sub) -> None:
     p.add_argument("--threads", type=int, metavar="N", help="threads for the numerics (default: DYNID_NUM_THREADS, "
                    "else every core)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
+    add_registry_options(p)
     p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -118,7 +125,8 @@ def estimator(args) -> Identifier:
                       trim=args.trim, torque_delay=args.torque_delay, align=args.align, decimate=args.decimate,
                       prior_weight=args.prior_weight, regularize=args.regularize, payload_of=args.payload_of,
                       element=args.element,
-                      group=args.group, threads=args.threads)
+                      group=args.group, threads=args.threads,
+                      topic=getattr(args, "topic", None))  # batch has no --topic
 
 
 def run(args) -> int:
@@ -126,11 +134,24 @@ def run(args) -> int:
     source = {"recording": str(Path(args.recording).resolve()), "units": args.units}
     if args.payload_of:
         source["payload_of"] = str(Path(args.payload_of).resolve())
+    # the registry is opened (and the robot id found) before the long work; the run is recorded after the
+    # outputs are written: a registry failing then ends with status 2, saying the outputs were written
+    reg = RunRegistration(args.registry, args.robot, args.recording) if args.registry else None
+    if reg is not None or (args.robot or "").strip():
+        source["robot"] = reg.robot if reg is not None else args.robot.strip()
+    run_id = None
     with Progress("payload" if args.payload_of else "identify", quiet=args.quiet or args.json) as progress:
         progress(f"reading {Path(args.recording).name}", 0.0)  # drawn before the (long) read of the recording
-        est.fit(args.recording, progress=progress.part(0.05, 0.85))
-        progress("writing outputs" if args.no_report else "writing outputs and report", 0.85)
-        written = est.write(args.out, source=source, report=not args.no_report)
+        try:
+            est.fit(args.recording, progress=progress.part(0.05, 0.85))
+            progress("writing outputs" if args.no_report else "writing outputs and report", 0.85)
+            history = reg.view(est.model_) if reg is not None and not args.no_report else None
+            written = est.write(args.out, source=source, report=not args.no_report, history=history)
+            if reg is not None:
+                run_id = reg.record(est.model_.with_info(source=source), args.out)
+        finally:
+            if reg is not None:
+                reg.registry.close()
     if args.json:  # what was written, to the byte
         print_json(json.loads(written["result.json"].read_text(encoding="utf-8")))
     else:
@@ -142,4 +163,6 @@ def run(args) -> int:
             print(f"\n{what} identified with the robot of {args.payload_of} held fixed:")
             for k, v in est.payload_.values.items():
                 print(f"  {k} = {v:.6g} (std {est.payload_.std[k]:.2g})")
+        if run_id is not None:
+            print(f"recorded as run {run_id} of robot {reg.robot} in {reg.registry.display_url}")
     return EXIT_OK if est.success_ else EXIT_FAILED

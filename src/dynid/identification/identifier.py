@@ -30,7 +30,7 @@ from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
 from ..threads import limit_threads
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
-from .options import IdentifyOptions
+from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
 
 __all__ = ["Identifier"]
@@ -54,7 +54,9 @@ class Identifier:
         the configuration's ``friction``, else ``auto`` (chosen by held-out error).
     cutoff : float, "auto" or None
         Low-pass cutoff [Hz]; ``"auto"`` (default): chosen by held-out error among 0.5, 1, 2, 4 × the
-        motion-based default; ``None``: that default (20 × the motion bandwidth).
+        motion-based default; ``None``: that default (20 × the motion bandwidth). A number must obey
+        softMC's rule — below 125 Hz (and the Nyquist frequency) and above the excitation frequency of the
+        recorded motion — else :meth:`fit` raises :class:`~dynid.errors.ConfigError`.
     estimator : {"auto", "wls", "ols", "irls", "consistent"}
         ``auto`` (default): weighted least squares, or the physically consistent fit where the model has
         link inertias and a least-squares link is no rigid body.
@@ -92,6 +94,9 @@ class Identifier:
     threads : int, optional
         Threads the numerics may use during :meth:`fit` (:func:`dynid.threads.limit_threads`; default:
         ``DYNID_NUM_THREADS``, else every core). Scoped to the call: other work in the process keeps its own.
+    topic : str, optional
+        ROS 2 bags: the ``sensor_msgs/msg/JointState`` topic to read when the bag has several (joints are
+        matched by the configuration's ``joint_names``; UR RTDE currents use its ``torque_constants``).
     """
 
     def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
@@ -101,7 +106,8 @@ class Identifier:
                  weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
                  prior_weight: float = DEFAULT_PRIOR_WEIGHT, regularize: float | str = "auto", payload_of: FittedModel | str | os.PathLike | None = None,
-                 element: str | None = None, group: int = 1, threads: int | None = None) -> None:
+                 element: str | None = None, group: int = 1, threads: int | None = None,
+                 topic: str | None = None) -> None:
         self.model = model
         self.config = config
         self.urdf = urdf
@@ -124,11 +130,12 @@ class Identifier:
         self.element = element
         self.group = group
         self.threads = threads
+        self.topic = topic
 
     # ------------------------------------------------------------------ scikit-learn conventions
     _PARAMS = ("model", "config", "urdf", "friction", "cutoff", "estimator", "units", "threshold", "upper_threshold",
                "upper_fraction", "weighting", "allowed", "trim", "torque_delay", "align", "decimate", "prior_weight",
-               "regularize", "payload_of", "element", "group", "threads")
+               "regularize", "payload_of", "element", "group", "threads", "topic")
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's options."""
@@ -200,14 +207,17 @@ class Identifier:
     def read(self, recording: Recording | str | os.PathLike, model: DynamicModel | None = None, *,
              require_tau: bool = True) -> Recording:
         """A recording for ``model``: a :class:`Recording` (SI, joint side) as it is, a file read in
-        ``units`` and converted to the joint side by the model's transmission."""
+        ``units`` and converted to the joint side by the model's transmission (bags and logs: joints by the
+        configuration's ``joint_names``, ``topic``, currents × ``torque_constants``)."""
         if isinstance(recording, Recording):
             return recording
         from ..io.readers import read_recording
 
         model = model if model is not None else self.build_model()
         return read_recording(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
-                              require_tau=require_tau, transmission=model.config.transmission)
+                              require_tau=require_tau, transmission=model.config.transmission,
+                              joint_names=model.config.joint_names, topic=self.topic,
+                              torque_constants=model.config.torque_constants)
 
     # ------------------------------------------------------------------ fit / predict
     def fit(self, recording: Recording | str | os.PathLike, *, progress: Progress | None = None) -> "Identifier":
@@ -241,6 +251,7 @@ class Identifier:
                                                   "same model", options=("model",))
             user = self._user_config()
             rec = self.read(recording, robot.model)
+            self._check_cutoff(rec)
             est = identify_payload(rec, robot, config=user, options=options, progress=progress)
             self.payload_ = est
             self.result_ = est.identification
@@ -249,6 +260,7 @@ class Identifier:
         else:
             model = self.build_model()
             rec = self.read(recording, model)
+            self._check_cutoff(rec)
             self.result_ = identify(rec, Plant(model), options, progress=progress)
             element = self.element or self.result_.model.element
             extra = {}
@@ -261,10 +273,11 @@ class Identifier:
         model = self._fitted()
         return model.predict(self.read(recording, model.model, require_tau=False))
 
-    def write(self, out_dir: str | os.PathLike, *, source: Mapping[str, Any] | None = None, report: bool = True
-              ) -> dict[str, Path]:
+    def write(self, out_dir: str | os.PathLike, *, source: Mapping[str, Any] | None = None, report: bool = True,
+              history: Mapping[str, Any] | None = None) -> dict[str, Path]:
         """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``;
-        ``source`` (e.g. the recording's path) is recorded in result.json."""
+        ``source`` (e.g. the recording's path) is recorded in result.json; ``history`` (the robot's runs in a
+        registry, :meth:`dynid.fleet.registry.Registry.history_view`) is shown in the report."""
         from ..io.outputs import write_run
 
         model = self._fitted().with_info(source=dict(source or {}),
@@ -274,13 +287,18 @@ class Identifier:
         if report:  # rendered from the files just written, as 'dynid report' would
             from ..report import write_report
 
-            written["report.html"] = write_report(out_dir)
+            written["report.html"] = write_report(out_dir, history=history)
         return written
 
     @property
     def success_(self) -> bool:
         """softMC's rule: the max relative torque error is below ``allowed`` on every axis."""
         return bool(self._fitted().success)
+
+    def _check_cutoff(self, rec: Recording) -> None:
+        """A cutoff given in Hz obeys softMC's rule (:func:`~dynid.identification.options.check_cutoff`)."""
+        if self.cutoff is not None and not isinstance(self.cutoff, str):
+            check_cutoff(float(self.cutoff), rec)
 
     def _fitted(self) -> FittedModel:
         model = getattr(self, "model_", None)

@@ -4,13 +4,81 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import ConfigError
-from ..signal.conditioning import ConditioningOptions
+from ..recording import Recording
+from ..signal.conditioning import ConditioningOptions, default_cutoff, motion_bandwidth
 from .consistent import ConsistentOptions
 
-__all__ = ["IdentifyOptions", "ParameterStatus", "ESTIMATORS"]
+__all__ = ["IdentifyOptions", "ParameterStatus", "ESTIMATORS", "SOFTMC_MAX_CUTOFF_HZ", "excitation_frequency",
+           "check_cutoff"]
 
 ESTIMATORS = ("auto", "wls", "ols", "irls", "consistent")
+
+SOFTMC_MAX_CUTOFF_HZ = 125.0
+"""softMC's upper bound on ``IdentFilterFreq`` [Hz] (spec/identification.md §1, step 4)."""
+MAX_SAMPLE_PERIOD_S = 0.05
+"""Recordings sampled slower than this are rejected by the conditioning (not a controller cycle)."""
+
+
+def excitation_frequency(q: np.ndarray, dt: float) -> float:
+    """The excitation frequency of a motion [Hz]: the frequency below which 99 % of the detrended position
+    power lies, the largest over the joints (:func:`~dynid.signal.conditioning.motion_bandwidth`, the
+    quantity the default cutoff is 20 times). For softMC's SineWave it is the highest sine frequency
+    (within the spectrum's resolution, ``1/T``); for a multi-harmonic motion, its highest significant
+    harmonic.
+
+    Parameters
+    ----------
+    q : ndarray, shape (N, n_joints)
+        Positions [rad or m].
+    dt : float
+        Sample period [s].
+    """
+    return float(motion_bandwidth(np.asarray(q, dtype=float), float(dt)))
+
+
+def check_cutoff(cutoff_hz: float, rec: Recording) -> None:
+    """Enforce softMC's cutoff rule on a user-given cutoff: below 125 Hz (and below the recording's Nyquist
+    frequency) and above the excitation frequency of the recorded motion (spec/identification.md §1, step 4:
+    ``IdentFilterFreq`` "should be below 125 Hz" and "must be greater than the highest sine frequency").
+
+    The automatic choices are not checked here: the default (20 × the excitation frequency, clipped to
+    0.5 Hz .. min(125 Hz, 0.4 fs), both ends included) lies above the excitation frequency and at most at
+    125 Hz; ``auto``'s candidates (0.5–4 × the default) are bounded by 0.4 fs, not by 125 Hz.
+
+    Parameters
+    ----------
+    cutoff_hz : float
+        The low-pass cutoff [Hz] asked for.
+    rec : Recording
+        The recording it will filter (SI).
+
+    Raises
+    ------
+    ConfigError
+        One message naming the rule and this recording's excitation frequency.
+    """
+    fc = float(cutoff_hz)
+    dt = float(rec.sample_period)
+    if not (0 < dt <= MAX_SAMPLE_PERIOD_S):
+        return          # not a controller recording: the conditioning rejects it with its own message
+    nyquist = 0.5 / dt
+    upper = min(SOFTMC_MAX_CUTOFF_HZ, nyquist)
+    f_exc = excitation_frequency(rec.q, dt)
+    if f_exc < fc < upper:
+        return
+    if fc >= SOFTMC_MAX_CUTOFF_HZ:
+        why = "too high"
+    elif fc >= upper:
+        why = f"not below this recording's Nyquist frequency ({nyquist:.4g} Hz)"
+    else:
+        why = "too low (it would filter out the motion itself)"
+    raise ConfigError(f"{rec.source}: cutoff {fc:g} Hz is {why}: softMC's rule: the cutoff must be below "
+                      f"{SOFTMC_MAX_CUTOFF_HZ:g} Hz and above the excitation frequency ({f_exc:.3g} Hz here)",
+                      hint=f"choose a cutoff between {f_exc:.3g} Hz and {upper:.4g} Hz (the motion-based default "
+                           f"is {default_cutoff(rec.q, dt):.3g} Hz), or 'auto'", options=("cutoff",))
 
 
 class ParameterStatus:

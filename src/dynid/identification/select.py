@@ -50,8 +50,8 @@ from ..errors import DynidError
 from ..fitted import SIGN_NOISE_FACTOR
 from ..models.base import Plant
 from ..recording import Recording
-from ..signal.conditioning import Conditioned, default_cutoff
-from .diagnostics import MIN_DELAY_SAMPLES, estimate_delay
+from ..signal.conditioning import MAX_CUTOFF_SHARE, Conditioned, default_cutoff
+from .delay import MIN_DELAY_SAMPLES, estimate_delay
 from .base_params import structural_base
 from .fit import Fit, condition_for
 from .regression import default_decimation, known_parameters
@@ -244,7 +244,8 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     dt = rec.sample_period
     default_hz = default_cutoff(rec.q, dt, copt)
     if cutoff:
-        cutoffs = sorted({float(f * default_hz) for f in factors if 0 < f * default_hz < 0.4 / dt} | {default_hz})
+        top = min(MAX_CUTOFF_SHARE * copt.max_cutoff_hz, 0.4 / dt)         # softMC's rule: below 125 Hz
+        cutoffs = sorted({float(f * default_hz) for f in factors if 0 < f * default_hz <= top} | {default_hz})
     else:
         cutoffs = [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
     if not friction:

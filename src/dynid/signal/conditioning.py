@@ -33,7 +33,7 @@
 
 Default cutoff ("derived from the data"): ``cutoff_factor`` (20) times the motion bandwidth, the
 frequency below which 99 % of the detrended position power lies (largest over the joints), within
-``[min_cutoff_hz, min(max_cutoff_hz, 0.4·fs)]``. Default velocity threshold per joint:
+``[min_cutoff_hz, min(0.99·max_cutoff_hz, 0.4·fs)]`` (softMC's rule: below 125 Hz). Default velocity threshold per joint:
 ``max(threshold_fraction · max|qd_j|, threshold_noise_factor · noise_std(qd_j))`` with the fraction
 1 % and the factor 2; the noise is the robust (MAD) spread of the velocity above half the cutoff.
 """
@@ -211,10 +211,14 @@ def motion_bandwidth(q: np.ndarray, dt: float, fraction: float = 0.99) -> float:
     return best
 
 
+MAX_CUTOFF_SHARE = 0.99
+"""The default and the automatic cutoffs stay below ``MAX_CUTOFF_SHARE × max_cutoff_hz`` (softMC: below 125 Hz)."""
+
+
 def default_cutoff(q: np.ndarray, dt: float, options: ConditioningOptions = ConditioningOptions()) -> float:
     """The documented default cutoff [Hz] for positions ``q`` sampled every ``dt`` seconds."""
     fs = 1.0 / dt
-    hi = min(options.max_cutoff_hz, 0.4 * fs)
+    hi = min(MAX_CUTOFF_SHARE * options.max_cutoff_hz, 0.4 * fs)   # softMC's rule: below 125 Hz
     bw = motion_bandwidth(q, dt)
     return float(np.clip(options.cutoff_factor * bw, min(options.min_cutoff_hz, hi), hi))
 
