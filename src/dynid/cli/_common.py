@@ -113,6 +113,14 @@ class Progress:
         else:
             self._bar.update(stage, self.fraction)
 
+    def log(self, text: str) -> None:
+        """One line on stderr, above the bar when one is shown (the bar is redrawn below it)."""
+        if self._bar is not None:
+            self._bar.log(text)
+            return
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
     def part(self, lo: float, hi: float) -> Callable[[str, float], None]:
         """The callback of a sub-task that covers ``lo``..``hi`` of this bar."""
         return lambda stage, fraction: self(stage, lo + (hi - lo) * fraction)
@@ -156,6 +164,9 @@ class _RichBar:
     def update(self, stage: str, fraction: float) -> None:
         self._progress.update(self._task, completed=fraction, description=stage)
 
+    def log(self, text: str) -> None:
+        self._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
     def close(self) -> None:
         self._progress.stop()
 
@@ -198,6 +209,12 @@ class _TextBar:
 
     def update(self, stage: str, fraction: float) -> None:
         self.stage, self.fraction = stage, fraction
+        self._draw()
+
+    def log(self, text: str) -> None:
+        with self._lock:  # clear the bar's line, write, then redraw the bar below
+            self._write("\r" + " " * self._length + "\r" + text + "\n")
+            self._length = 0
         self._draw()
 
     def close(self) -> None:

@@ -101,22 +101,6 @@ def _line(res: BatchResult, done: int, total: int) -> str:
     return f"{head}{took}: {res.message}"
 
 
-def _log(progress: Progress, text: str) -> None:
-    """One line on stderr above the progress bar (which is redrawn below it)."""
-    bar = progress._bar
-    if bar is not None and hasattr(bar, "_progress"):  # rich: print through its console
-        bar._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
-        return
-    if bar is not None and hasattr(bar, "_lock"):  # the plain-text bar: clear its line, write, redraw
-        with bar._lock:
-            bar._write("\r" + " " * bar._length + "\r" + text + "\n")
-            bar._length = 0
-        bar._draw()
-        return
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
-
-
 def run(args) -> int:
     identifier = estimator(args)   # the Identifier of the identify flags, shared by every run
     paths = find_recordings(args.recordings, exclude=args.out)
@@ -124,7 +108,7 @@ def run(args) -> int:
     with Progress("batch", quiet=quiet) as progress:
         def on_result(res: BatchResult, done: int, total: int) -> None:
             if not quiet:
-                _log(progress, f"dynid: {_line(res, done, total)}")
+                progress.log(f"dynid: {_line(res, done, total)}")
 
         try:
             results = run_batch(paths, args.out, identifier, scheduler=args.scheduler, workers=args.workers,

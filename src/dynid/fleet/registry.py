@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from .. import __version__
 from .._json import jsonable
-from ..errors import ConfigError, DynidError, FileFormatError, MissingExtraError
+from ..errors import ConfigError, DynidError, MissingExtraError
 
 __all__ = ["Registry", "open_registry", "RegistryError", "registry_url", "robot_of", "run_entry", "drift_rows",
            "DRIFT_SIGMAS", "BUSY_TIMEOUT_S", "VIEW_RUNS", "MIGRATIONS", "SCHEMA_VERSION"]
@@ -217,32 +217,13 @@ def robot_of(recording: Any) -> str | None:
 
             meta = read_recording(path).meta
         else:
-            meta = _csv_metadata(path)
+            from ..io.readers import read_preamble
+
+            meta = read_preamble(path)[0]          # the '#' lines before the header row only
     found = {str(k).strip().lower(): v for k, v in meta.items()}.get("robot")
     if found is None:
         return None
     return str(found).strip() or None
-
-
-def _csv_metadata(path: Path) -> dict[str, str]:
-    """The ``# key: value`` lines before a CSV's header row (as the CSV reader reads them)."""
-    meta: dict[str, str] = {}
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            for line in fh:
-                s = line.strip()
-                if not s:
-                    continue
-                if not s.startswith("#"):
-                    break
-                key, sep, value = s[1:].strip().partition(":")
-                if sep:
-                    meta[key.strip()] = value.strip()
-    except FileNotFoundError:
-        raise FileFormatError(f"{path}: no such file", hint="check the path of the recording") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise FileFormatError(f"{path}: cannot read the recording's metadata ({err})") from err
-    return meta
 
 
 def run_entry(fitted: Any, *, robot: str, recording: str | os.PathLike | None = None,

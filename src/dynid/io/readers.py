@@ -21,7 +21,7 @@ from ..recording import Recording
 from ..models.transmission import Transmission
 from ..units import position_scale
 
-__all__ = ["read_recording", "write_recording_csv", "MIN_SAMPLES"]
+__all__ = ["read_recording", "read_preamble", "write_recording_csv", "MIN_SAMPLES"]
 
 MIN_SAMPLES = 50
 """Fewest samples a recording may have (filtering, trimming and fitting need more in practice)."""
@@ -108,7 +108,7 @@ def read_recording(
         cols, meta = ros2.read_mcap(path, joint_names=joint_names, topic=topic, n_joints=n_joints,
                                     require_tau=require_tau)
     elif rtde.is_rtde_header(_first_row(path)):
-        cols, meta = rtde.read_rtde(path, torque_constants=torque_constants, n_joints=n_joints,
+        cols, meta = rtde.read_rtde(path, read_preamble(path), torque_constants=torque_constants, n_joints=n_joints,
                                     require_tau=require_tau)
     else:
         cols, meta = _read_csv(path)
@@ -233,6 +233,38 @@ def _names(cols) -> str:
     return ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "none"
 
 
+def read_preamble(path: str | os.PathLike) -> tuple[dict[str, str], str | None, int]:
+    """A text log's metadata and header: the ``# key: value`` lines before the first other non-blank line,
+    that line (None when there is none) and the number of lines up to and including it.
+
+    Raises
+    ------
+    FileFormatError
+        The file is missing, unreadable or not UTF-8 text.
+    """
+    src = str(path)
+    meta: dict[str, str] = {}
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            for i, line in enumerate(fh):
+                s = line.strip()
+                if not s:
+                    continue
+                if not s.startswith("#"):
+                    return meta, line, i + 1
+                key, sep, value = s[1:].strip().partition(":")
+                if sep:
+                    meta[key.strip()] = value.strip()
+    except FileNotFoundError:
+        raise FileFormatError(f"{src}: no such file", hint="check the path of the recording") from None
+    except UnicodeDecodeError as err:
+        raise FileFormatError(f"{src}: not a UTF-8 text file (byte {err.start})",
+                              hint="save the recording as UTF-8 CSV") from err
+    except OSError as err:
+        raise FileFormatError(f"{src}: cannot read the file ({err.strerror})") from err
+    return meta, None, 0
+
+
 def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Metadata and header by hand (a few lines), the numbers by numpy's C parser straight from the
     file; the slow line-by-line scan runs only on failure, to name the bad row and column."""
@@ -245,26 +277,7 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     if b"\x00" in head:
         raise FileFormatError(f"{src}: contains NUL bytes, not a CSV text file",
                               hint="give a CSV, .npz or .parquet recording")
-    meta: dict[str, str] = {}
-    header_line = None
-    n_before = 0
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            for i, line in enumerate(fh):
-                s = line.strip()
-                if not s:
-                    continue
-                if s.startswith("#"):
-                    body = s[1:].strip()
-                    if ":" in body:
-                        key, _, value = body.partition(":")
-                        meta[key.strip()] = value.strip()
-                    continue
-                header_line, n_before = line, i + 1
-                break
-    except UnicodeDecodeError as err:
-        raise FileFormatError(f"{src}: not a UTF-8 text file (byte {err.start})",
-                              hint="save the recording as UTF-8 CSV") from err
+    meta, header_line, n_before = read_preamble(path)
     if header_line is None:
         raise FileFormatError(f"{src}: the file is empty (no header row)",
                               hint="the first non-comment row must name the columns: t,q1,...,tau1,...")

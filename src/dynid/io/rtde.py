@@ -41,7 +41,8 @@ def is_rtde_header(line: str) -> bool:
     return "timestamp" in names and "actual_q_0" in names
 
 
-def read_rtde(path: str | os.PathLike, *, torque_constants: Sequence[float] | None = None,
+def read_rtde(path: str | os.PathLike, preamble: tuple[dict[str, str], str | None, int], *,
+              torque_constants: Sequence[float] | None = None,
               n_joints: int | None = None, require_tau: bool = False
               ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Columns and metadata of an RTDE log (see the module docstring).
@@ -49,6 +50,8 @@ def read_rtde(path: str | os.PathLike, *, torque_constants: Sequence[float] | No
     Parameters
     ----------
     path : path-like
+    preamble : (meta, header line, lines up to it)
+        The log's ``#`` lines and header, as :func:`dynid.io.readers.read_preamble` reads them.
     torque_constants : sequence of float, optional
         Per joint [N·m/A] (configuration key ``torque_constants``), for logs with ``actual_current_*``.
     n_joints : int, optional
@@ -73,7 +76,7 @@ def read_rtde(path: str | os.PathLike, *, torque_constants: Sequence[float] | No
     """
     path = Path(path)
     src = str(path)
-    meta, header, skip = _header(path)
+    meta, header, skip = _header(path, preamble)
     delimiter = "," if "," in header else None
     names = [h.strip().strip('"') for h in (header.split(",") if delimiter else header.split())]
     groups: dict[str, dict[int, int]] = {}
@@ -149,28 +152,13 @@ def read_rtde(path: str | os.PathLike, *, torque_constants: Sequence[float] | No
     return cols, meta
 
 
-def _header(path: Path) -> tuple[dict[str, str], str, int]:
-    """``# key: value`` lines, the header row, and the number of lines up to it."""
-    src = str(path)
-    meta: dict[str, str] = {}
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            for i, line in enumerate(fh):
-                s = line.strip()
-                if not s:
-                    continue
-                if s.startswith("#"):
-                    key, sep, value = s[1:].partition(":")
-                    if sep:
-                        meta[key.strip()] = value.strip()
-                    continue
-                if not is_rtde_header(s):
-                    break
-                return meta, s, i + 1
-    except (OSError, UnicodeDecodeError) as err:
-        raise FileFormatError(f"{src}: cannot read the RTDE log ({err})") from err
-    raise FileFormatError(f"{src}: no RTDE header row (timestamp actual_q_0 ...)",
-                          hint="give the log as written by the RTDE client's record.py")
+def _header(path: Path, preamble: tuple[dict[str, str], str | None, int]) -> tuple[dict[str, str], str, int]:
+    """``# key: value`` lines, the header row, and the number of lines up to it (checked to be RTDE's)."""
+    meta, header, skip = preamble
+    if header is None or not is_rtde_header(header.strip()):
+        raise FileFormatError(f"{path}: no RTDE header row (timestamp actual_q_0 ...)",
+                              hint="give the log as written by the RTDE client's record.py")
+    return meta, header.strip(), skip
 
 
 def _numbers(path: Path, delimiter: str | None, skip: int, cols_at: list[int], want: list[str],
