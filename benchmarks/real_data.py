@@ -563,6 +563,11 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
 
     # first row where any joint moves faster than 0.2 deg/s (link side)
     first_motion = {n: int(np.argmax((np.abs(r.qd) / data["u"] > np.deg2rad(0.2)).any(axis=1))) for n, r in recs.items()}
+    # rows where axis 2 moves (> 0.5 deg/s) inside the range of q2 that A covers: there the model is not extrapolated
+    tr = Transmission.from_dict(config["transmission"])
+    q2 = {n: tr.joint_positions(r.q)[:, 1] for n, r in recs.items()}
+    in_a = {n: (q2[n] >= q2["A"].min()) & (q2[n] <= q2["A"].max()) & (np.abs(r.qd[:, 1]) / data["u"][1] > np.deg2rad(0.5))
+            for n, r in recs.items()}
 
     def dynid_row(estimator: str | None, cutoff: str | None = "auto", cfg: dict = config,
                   extra: tuple[str, ...] = ()) -> dict:
@@ -578,6 +583,8 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
             row[n]["start_rest_rows"] = int(first)
             row[n]["start_rest_percent"] = 100 * float(np.linalg.norm(pred[:first] - meas[:first]) / np.linalg.norm(meas))
             row[n]["from_first_motion_percent"] = 100 * relative_error_norm(pred[first:], meas[first:])
+            row[n]["axis2_mean_error_in_A_range"] = float(np.mean(pred[in_a[n], 1] - meas[in_a[n], 1]))
+            row[n]["q2_range_deg"] = np.rad2deg([q2[n].min(), q2[n].max()]).tolist()
         row.update(estimator=estimator, _cutoff=str(res["conditioning"]["cutoff_hz"]),
                    armature=identified_friction(res, ("armature",))["armature"])
         return row
@@ -595,7 +602,6 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
     out["rows"]["dynid WLS"] = wls
     out["rows"]["dynid consistent"] = dynid_row("consistent", wls["_cutoff"]) if CONSISTENT else NA
 
-    tr = Transmission.from_dict(config["transmission"])
     model = kuka_pinocchio_model(kin)
     Ws, taus = {}, {}
     for n, r in recs.items():
@@ -817,6 +823,11 @@ def print_kuka(res: dict) -> list[tuple[str, bool | None, str]]:
         print(f"  {name:<32} " + "; ".join(
             f"{n}: first {row[n]['start_rest_rows']} rows alone {row[n]['start_rest_percent']:.2f} %, "
             f"from the first motion on {row[n]['from_first_motion_percent']:.2f} %" for n in "BC"))
+    row = res["rows"]["dynid defaults + charge"]
+    print("q2 range [deg] " + ", ".join(f"{n}: {row[n]['q2_range_deg'][0]:.1f} .. {row[n]['q2_range_deg'][1]:.1f}"
+                                        for n in "ABC") +
+          "; mean axis-2 error (model - measured) where axis 2 moves inside A's q2 range (dynid defaults + charge): " +
+          ", ".join(f"{n}: {row[n]['axis2_mean_error_in_A_range']:+.0f} N m" for n in "ABC"))
     out = []
     for name in ("dynid defaults", "dynid defaults + charge", "dynid best"):
         row = res["rows"][name]
