@@ -13,9 +13,10 @@ Rules, in the order they apply:
   allows a field to be empty; an empty field, or a NaN in it, is a missing value.
 * **Joints.** Matched by name, in any order (the order may change from message to message), to the
   configuration's ``joint_names``; without them the joints and their order are those of the first
-  message. A bag joint the configuration does not name, or a configured joint the bag never holds,
-  is an error naming them. A message without names is taken in that joint order when it holds one
-  value per joint.
+  message. With ``joint_names``, bag joints they do not name (a gripper's fingers, a conveyor) are
+  left out, with a warning naming them; a configured joint the bag never holds is an error naming the
+  bag's joints. Without ``joint_names``, a later message with a joint the first did not have is an
+  error. A message without names is taken in that joint order when it holds one value per joint.
 * **Time.** ``header.stamp`` (sec, nanosec) when every message has a non-zero stamp, else the time
   the recorder logged each message; ``t`` starts at 0 (``meta["t0_ns"]`` keeps the origin).
   Messages are sorted by time; messages with the same time are merged into one sample (per joint
@@ -312,27 +313,30 @@ def _columns(raw: list[_Sample], src: str, topic: str, joint_names: Sequence[str
             f"{where}: the messages hold {n} joints ({', '.join(target)}) but the model has {n_joints}",
             hint="choose the model that matches the robot")
     column = {name: j for j, name in enumerate(target)}
-    index_of: dict[tuple[str, ...], np.ndarray] = {}
+    index_of: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray | None]] = {}
+    ignored: list[str] = []
     m = len(raw)
     stamp = np.empty(m, dtype=np.int64)
     logged = np.empty(m, dtype=np.int64)
     values = {f: np.full((m, n), np.nan) for f in _FIELDS}
     for i, msg in enumerate(raw):
-        idx = index_of.get(msg.name)
-        if idx is None:
-            idx = index_of[msg.name] = _index(msg.name, column, target, where, i + 1, joint_names is not None)
-        size = idx.size
+        entry = index_of.get(msg.name)
+        if entry is None:
+            entry = index_of[msg.name] = _index(msg.name, column, target, where, i + 1, joint_names is not None,
+                                                ignored)
+        idx, keep = entry
+        size = len(msg.name) if msg.name else idx.size
         for f in _FIELDS:
             v = getattr(msg, f)
             if len(v) == size:
-                values[f][i, idx] = v
+                values[f][i, idx] = v if keep is None else np.asarray(v, dtype=float)[keep]
             elif len(v):
                 raise FileFormatError(f"{where}: message {i + 1} has {size} joints but {len(v)} {f} values",
                                       hint="each of position, velocity, effort holds one value per name, or none")
         stamp[i] = msg.sec * 1_000_000_000 + msg.nanosec
         logged[i] = msg.log_ns
     seen = np.zeros(n, dtype=bool)
-    for idx in index_of.values():
+    for idx, _ in index_of.values():
         seen[idx] = True
     if not seen.all():
         missing = [target[j] for j in np.flatnonzero(~seen)]
@@ -340,6 +344,10 @@ def _columns(raw: list[_Sample], src: str, topic: str, joint_names: Sequence[str
                               f"configuration's joint_names never appear{'s' if len(missing) == 1 else ''} in the bag "
                               f"(its joints: {', '.join(_bag_names(index_of, target))})",
                               hint="give joint_names as the bag names the joints")
+    if ignored:
+        warnings.warn(f"{where}: joint{'s' if len(ignored) > 1 else ''} {', '.join(sorted(ignored))} of the bag "
+                      f"{'are' if len(ignored) > 1 else 'is'} not in the configuration's joint_names "
+                      f"({', '.join(target)}) and left out", stacklevel=4)
     meta = {"topic": topic, "joint_names": ",".join(target)}
     if (stamp != 0).all():
         ns, meta["time"] = stamp, "header.stamp"
@@ -368,25 +376,29 @@ def _columns(raw: list[_Sample], src: str, topic: str, joint_names: Sequence[str
 
 
 def _index(names: tuple[str, ...], column: dict[str, int], target: list[str], where: str, k: int,
-           configured: bool) -> np.ndarray:
-    """Columns of a message's joints (in the message's order)."""
+           configured: bool, ignored: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Columns of a message's joints (in the message's order) and which of its values they are (``None``:
+    all; with configured names, joints they do not name are left out and added to ``ignored``)."""
     if not names:
-        return np.arange(len(target))
+        return np.arange(len(target)), None
     if len(set(names)) != len(names):
         dup = sorted({x for x in names if names.count(x) > 1})
         raise FileFormatError(f"{where}: message {k} names joint {dup[0]} twice", hint="every joint needs its own name")
     unknown = [x for x in names if x not in column]
+    if unknown and configured:
+        ignored += [x for x in unknown if x not in ignored]
+        keep = np.array([i for i, x in enumerate(names) if x in column], dtype=np.intp)
+        return np.array([column[names[i]] for i in keep], dtype=np.intp), keep
     if unknown:
-        whose = "the configuration's joint_names" if configured else "the first message's joints"
         raise FileFormatError(
             f"{where}: message {k} has joint{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} that "
-            f"{whose} ({', '.join(target)}) do not name",
-            hint="give joint_names as the bag names the model's joints (a bag with joints the model does not have "
-                 "belongs to another model)")
-    return np.array([column[x] for x in names], dtype=np.intp)
+            f"the first message's joints ({', '.join(target)}) do not name",
+            hint="give joint_names (configuration) as the bag names the model's joints; bag joints they do not "
+                 "name are then left out")
+    return np.array([column[x] for x in names], dtype=np.intp), None
 
 
-def _bag_names(index_of: dict[tuple[str, ...], np.ndarray], target: list[str]) -> list[str]:
+def _bag_names(index_of: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray | None]], target: list[str]) -> list[str]:
     names: list[str] = []
     for key in index_of:
         names += [x for x in key if x not in names]
