@@ -517,7 +517,13 @@ def _from_prg(path: Path, name: str, config, urdf) -> FittedModel:
     cfg["friction"] = _prg_friction_spec(prg)
     if prg.stribeck_velocity is not None:
         cfg["stribeck_velocity"] = prg.stribeck_velocity
-    plant = Plant(make_model(name, cfg, **kwargs))
+    try:                                  # values the model's torque would ignore (the Delta's p11..p14, ...)
+        plant = Plant(make_model(name, cfg, **kwargs))
+        plant.model.check_parameters([values[p] for p in plant.model.param_names])
+    except ConfigError as err:
+        if "parameters" not in err.options:      # a configuration error (geometry missing, ...) stays one
+            raise
+        raise FileFormatError(f"{where}: {err.message}", hint=err.hint) from None
     dyn, fr = plant.model, plant.friction
     sign = dyn.config.friction_sign
     by_term: dict[str, list] = {"viscous": [sign * prg.viscous.get(a, 0.0) for a in axes],

@@ -225,3 +225,27 @@ def test_dynid_lines_round_trip_through_format_and_parse():
     assert back.friction_terms == {"offset": {"A1": 0.5, "A2": -0.25}}
     assert (back.exact_cutoff_hz, back.filter_order, back.cutoff_hz) == (19.999999999997, 4, 20.0)
     assert back.moving_samples == EXAMPLE.moving_samples and back.parameters == EXAMPLE.parameters
+
+
+def test_prg_values_the_model_would_ignore_are_refused(tmp_path):
+    """A delta4 PRG whose DynamicParameter[11] (D, no published meaning) is not 0: loading it is a file error
+    naming the file and the slot, not a model that silently drops the value; the same PRG with 0 loads."""
+    from dynid.fitted import FittedModel
+    from dynid.io.outputs import prg_content
+    from dynid.io.prg import format_prg
+    from dynid.models import make_model
+
+    model = make_model("delta4", model_class("delta4").example().config.to_dict())
+    theta = np.concatenate([model.example_parameters(), np.full(Plant(model).friction.n_params, 0.1)])
+    fm = FittedModel(Plant(model), theta)
+    good = tmp_path / "IDNT1.PRG"
+    good.write_text(format_prg(prg_content(fm)))
+    cfg = model.config.to_dict()
+    assert dynid.load(good, "delta4", config=cfg).values["D"] == 0.0
+    lines = good.read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if "DynamicParameter[11]" in line)
+    lines[k] = lines[k].split("=")[0] + "= 2.5"
+    bad = tmp_path / "IDNT2.PRG"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(FileFormatError, match=r"IDNT2\.PRG: model 'delta4': parameter D \(DynamicParameter\[11\]\) = 2\.5"):
+        dynid.load(bad, "delta4", config=cfg)

@@ -293,6 +293,11 @@ class DynamicModel(ABC):
         tests, examples), or ``None``."""
         return None
 
+    def check_parameters(self, values) -> None:
+        """Reject parameter values this model's torque would silently ignore (a mapping {name: value} or all
+        ``(n_params,)`` values in catalogue order, e.g. from a softMC PRG); raises :class:`ConfigError`
+        naming the parameter. The default accepts every value."""
+
     def prior_parameters(self) -> Sequence[float] | None:
         """Prior values ``(n_params,)`` at which parameters the data cannot identify are held (e.g. a
         URDF's inertial values), or ``None`` to hold them at 0."""
