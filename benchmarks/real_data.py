@@ -563,16 +563,15 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
 
     # first row where any joint moves faster than 0.2 deg/s (link side)
     first_motion = {n: int(np.argmax((np.abs(r.qd) / data["u"] > np.deg2rad(0.2)).any(axis=1))) for n, r in recs.items()}
-    # rows where axis 2 moves (> 0.5 deg/s) inside the range of q2 that A covers: there the model is not extrapolated
     tr = Transmission.from_dict(config["transmission"])
-    q2 = {n: tr.joint_positions(r.q)[:, 1] for n, r in recs.items()}
-    in_a = {n: (q2[n] >= q2["A"].min()) & (q2[n] <= q2["A"].max()) & (np.abs(r.qd[:, 1]) / data["u"][1] > np.deg2rad(0.5))
-            for n, r in recs.items()}
+    q_deg = {n: np.rad2deg(tr.joint_positions(r.q)) for n, r in recs.items()}
+    qd_deg = {n: np.rad2deg(r.qd / data["u"]) for n, r in recs.items()}
 
     def dynid_row(estimator: str | None, cutoff: str | None = "auto", cfg: dict = config,
                   extra: tuple[str, ...] = ()) -> dict:
         res = tool.identify(files["A"], cfg, cutoff=cutoff, estimator=estimator, extra=extra)
         row = dynid_summary(res)
+        arrays = {}
         for n in "ABC":
             pred, meas = tool.predict(res, files[n])
             row[n] = scores(pred, meas)
@@ -583,8 +582,10 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
             row[n]["start_rest_rows"] = int(first)
             row[n]["start_rest_percent"] = 100 * float(np.linalg.norm(pred[:first] - meas[:first]) / np.linalg.norm(meas))
             row[n]["from_first_motion_percent"] = 100 * relative_error_norm(pred[first:], meas[first:])
-            row[n]["axis2_mean_error_in_A_range"] = float(np.mean(pred[in_a[n], 1] - meas[in_a[n], 1]))
-            row[n]["q2_range_deg"] = np.rad2deg([q2[n].min(), q2[n].max()]).tolist()
+            row[n]["q2_range_deg"] = [float(q_deg[n][:, 1].min()), float(q_deg[n][:, 1].max())]
+            arrays[n] = pred[:, 1], meas[:, 1]
+        if arrays.keys() == set("ABC"):
+            row["axis2_matched_states"] = {n: kuka_matched_states(q_deg, qd_deg, arrays, n) for n in "BC"}
         row.update(estimator=estimator, _cutoff=str(res["conditioning"]["cutoff_hz"]),
                    armature=identified_friction(res, ("armature",))["armature"])
         return row
@@ -619,6 +620,30 @@ def run_kuka(folder: Path, tool: Dynid) -> dict:
                        "rest_torque_axis1": {n: [float(taus[n][0, 0]), float(taus[n][-1, 0])] for n in "ABC"},
                        "rest_torque_axis2": {n: [float(taus[n][0, 1]), float(taus[n][-1, 1])] for n in "ABC"}}
     return out
+
+
+def kuka_matched_states(q_deg: dict, qd_deg: dict, axis2: dict, n: str, tol_deg: float = 1.0,
+                        tol_speed: float = 3.0) -> dict:
+    """Axis 2 in trajectory ``n`` against A at matched states: rows where axis 2 moves (> 0.5 deg/s) and A has
+    rows with q2 and q3 within ``tol_deg``, the same direction and a speed within ``tol_speed`` deg/s. Returns
+    the mean of (measured in n − mean measured at A's matches), the same for the model, and their difference:
+    what the model's state dependence (fitted on A) leaves unexplained. ``axis2[name]``: (model, measured)."""
+    qa, va = q_deg["A"], qd_deg["A"]
+    qn, vn = q_deg[n], qd_deg[n]
+    rows = np.flatnonzero(np.abs(vn[:, 1]) > 0.5)
+    match = ((np.abs(qn[rows, None, 1] - qa[None, :, 1]) < tol_deg) & (np.abs(qn[rows, None, 2] - qa[None, :, 2]) < tol_deg)
+             & (np.sign(vn[rows, None, 1]) == np.sign(va[None, :, 1])) & (np.abs(va[None, :, 1]) > 0.5)
+             & (np.abs(vn[rows, None, 1] - va[None, :, 1]) < tol_speed))
+    ok = match.sum(axis=1) >= 3
+    rows, match = rows[ok], match[ok]
+    if rows.size == 0:
+        return {"rows": 0}
+    count = match.sum(axis=1)
+    (pa, ma), (pn, mn) = axis2["A"], axis2[n]
+    d_meas = mn[rows] - (match @ ma) / count
+    d_model = pn[rows] - (match @ pa) / count
+    return {"rows": int(rows.size), "measured_change": float(d_meas.mean()), "model_change": float(d_model.mean()),
+            "unexplained": float((d_meas - d_model).mean())}
 
 
 def kuka_prior_scale_row(documented: dict, recs: dict, tr, cutoff_hz: float = 4.0) -> dict:
@@ -824,10 +849,14 @@ def print_kuka(res: dict) -> list[tuple[str, bool | None, str]]:
             f"{n}: first {row[n]['start_rest_rows']} rows alone {row[n]['start_rest_percent']:.2f} %, "
             f"from the first motion on {row[n]['from_first_motion_percent']:.2f} %" for n in "BC"))
     row = res["rows"]["dynid defaults + charge"]
+    m = row["axis2_matched_states"]
     print("q2 range [deg] " + ", ".join(f"{n}: {row[n]['q2_range_deg'][0]:.1f} .. {row[n]['q2_range_deg'][1]:.1f}"
                                         for n in "ABC") +
-          "; mean axis-2 error (model - measured) where axis 2 moves inside A's q2 range (dynid defaults + charge): " +
-          ", ".join(f"{n}: {row[n]['axis2_mean_error_in_A_range']:+.0f} N m" for n in "ABC"))
+          "; axis 2 at states matched with A (q2, q3 within 1 deg, same direction, speed within 3 deg/s; "
+          "dynid defaults + charge): " + "; ".join(
+              f"{n}: {m[n]['rows']} rows, measured {m[n]['measured_change']:+.0f} N m from A's, the model "
+              f"{m[n]['model_change']:+.0f}, unexplained {m[n]['unexplained']:+.0f}" if m[n]["rows"] else f"{n}: no match"
+              for n in "BC"))
     out = []
     for name in ("dynid defaults", "dynid defaults + charge", "dynid best"):
         row = res["rows"][name]
