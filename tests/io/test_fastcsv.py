@@ -47,3 +47,43 @@ def test_any_array_reads_back_to_9_significant_digits(a):
     np.testing.assert_allclose(back[ok], a[ok], rtol=5.1e-9, atol=0)
     ok = fin & ~tiny & wide
     np.testing.assert_allclose(back[ok], a[ok], rtol=5.1e-8, atol=0)
+
+
+def test_blocks_on_two_threads_and_any_prefix_alignment_give_python_formatting(rng):
+    a = rng.normal(size=(3000, 11)) * 10.0 ** rng.integers(-40, 40, size=(3000, 11))
+    a[7, 3], a[2000, 0] = 0.0, np.nan
+    cells = [f"{v:+.8e}" for v in a.ravel()]
+    cells[7 * 11 + 3], cells[2000 * 11] = "0" + " " * 14, "nan" + " " * 12
+    expected = "".join(c + ("\n" if (k + 1) % 11 == 0 else ",") for k, c in enumerate(cells)).encode()
+    for prefix in (b"", b"h", b"# head\nt,q\n", b"12345678"):       # the cells land at every byte alignment
+        for threads in (1, 2):
+            text = format_rows(a, prefix=prefix, chunk_cells=1 << 12, threads=threads)   # 8 blocks
+            assert isinstance(text, bytearray)
+            assert text == prefix + expected
+
+
+def test_rec_rows_formatted_ahead_give_the_same_file(rng):
+    from dynid.io.rec import REC_HEADROOM, SIGNALS, format_rec, format_rec_rows, read_rec
+
+    t = np.arange(500) * 1e-3
+    channels = {s: rng.normal(size=(500, 2)) for s in SIGNALS}
+    header = {"element": "A", "cutoff_hz": 10.0}
+    plain = bytes(format_rec(t, channels, header))
+    assert bytes(format_rec(t, channels, header, rows=format_rec_rows(t, channels))) == plain
+    long_header = {"element": "A", "note": "x" * (REC_HEADROOM + 10)}      # longer than the room kept for it
+    assert bytes(format_rec(t, channels, long_header, rows=format_rec_rows(t, channels, threads=1))) == bytes(
+        format_rec(t, channels, long_header))
+    head, tt, back = _read_rec_bytes(plain, read_rec)
+    assert head == header
+    np.testing.assert_allclose(tt, t, rtol=5e-9, atol=1e-15)
+    np.testing.assert_allclose(back["tcmd"], channels["tcmd"], rtol=5.1e-9)
+
+
+def _read_rec_bytes(data: bytes, read_rec):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "IDNT1.REC"
+        p.write_bytes(data)
+        return read_rec(p)

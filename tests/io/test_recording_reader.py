@@ -215,3 +215,21 @@ def test_fuzzed_numeric_recordings_through_the_cli_exit_cleanly(tmp_path, n, nan
     f = write_csv(tmp_path / "n.csv", {"t": t, "q1": q, "tau1": tau})
     code = main(["identify", str(f), "--model", "rotary1", "--out", str(tmp_path / "o"), "--quiet"])
     assert code in (0, 1, 2)
+
+
+def test_a_byte_order_mark_before_the_preamble_or_the_header_changes_nothing(tmp_path):
+    body = "t,q1,tau1\n" + "".join(f"{k * 0.001:.3f},{np.sin(k / 7):.9g},{np.cos(k / 5):.9g}\n" for k in range(60))
+    plain = tmp_path / "plain.csv"
+    plain.write_text("# robot: r1\n" + body, encoding="utf-8")
+    ref = read_recording(plain)
+    for name, text in (("bom_meta.csv", "\ufeff# robot: r1\n" + body), ("bom_header.csv", "\ufeff" + body)):
+        p = tmp_path / name
+        p.write_bytes(text.encode("utf-8"))
+        rec = read_recording(p)
+        np.testing.assert_array_equal(rec.t, ref.t)
+        np.testing.assert_array_equal(rec.q, ref.q)
+        np.testing.assert_array_equal(rec.tau, ref.tau)
+    bad = tmp_path / "latin1.csv"
+    bad.write_bytes(body.encode() + b"0.061,0.5,\xe9\n")
+    with pytest.raises(DynidError, match="not a UTF-8 text file"):
+        read_recording(bad)

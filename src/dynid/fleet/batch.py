@@ -367,6 +367,21 @@ def _connect(scheduler: str, workers: int | None, timeout_s: float):
 
 
 @contextlib.contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    """Dask's, tornado's and asyncio's loggers at CRITICAL (restored on exit): closing a cluster whose tasks a
+    Ctrl-C interrupted may log their tracebacks, which say nothing to the user (the summary says what ran)."""
+    loggers = [logging.getLogger(name) for name in ("distributed", "tornado", "tornado.application", "asyncio")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+@contextlib.contextmanager
 def _sigint_ignored() -> Iterator[None]:
     """SIGINT ignored while worker processes start: an ignored signal stays ignored in a child process, so
     the workers do not see the Ctrl-C of the terminal's process group (this process closes them). A Ctrl-C
@@ -512,7 +527,8 @@ def run_batch(recordings: Sequence[str | os.PathLike], out_dir: str | os.PathLik
                 progress(f"0/{n} recordings", 0.0)
             _run_dask(client, paths, job, finished)
     except KeyboardInterrupt:
-        _close(client, cluster)
+        with _quiet_dask_logs():        # Dask's and tornado's own reports of the interrupted tasks are noise here
+            _close(client, cluster)
         client = cluster = None
         _remove_leftovers(out, token)
         complete = _fill_interrupted(paths, results, job, finished)

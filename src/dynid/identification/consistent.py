@@ -17,7 +17,10 @@ of the principal moments at the centre of mass (``Σ − h hᵀ/m`` holds the pr
 fitted jointly (viscous and Coulomb friction and armature ``≥ 0`` when ``friction_nonnegative``,
 by an active set: fix the negative ones at 0, release those whose gradient points inside).
 The rows enter only through the R factor of the QR of ``[W | y]`` (the problem is linear in
-``pi`` and ``φ``), so an iteration costs ``O(n_params³)`` whatever the number of samples.
+``pi`` and ``φ``), so an iteration costs ``O(n_params³)`` whatever the number of samples. That factor
+comes from the linear fit's (its weighted rows in the base columns, ``LeastSquares.weighted_factor``):
+every column is a combination of the base columns (``W_θ = W_base B``), so ``R_base B`` is a factor of
+the same rows — no second pass over the tall matrix.
 ``s² = σ²·τ`` is the weighted residual variance of the linear fit times its residual
 autocorrelation time, so the data term is a χ² over the effective number of independent rows.
 ``D(J‖J_ref) = tr(J_ref⁻¹ J) − log det(J_ref⁻¹ J) − 4 ≥ 0`` is the log-det (Bregman) divergence
@@ -562,9 +565,27 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     wr = lsq.weights[joint]
     cols = np.concatenate([gcols, free])
     y_adj = y - (rows[:, held] @ theta_hold[held] if held.size else 0.0)
-    A = rows[:, cols] * wr[:, None]
     b = y_adj * wr
-    R, qb, _ = _compress(A, b)
+    # the base map: beta = B theta, so every column of the rows is W_indep B[:, c] (structural identities)
+    B = np.zeros((base.n_base, plant.n_params))
+    B[np.arange(base.n_base), base.independent] = 1.0
+    if base.dependent.size:
+        B[:, base.dependent] = base.K
+    F = lsq.weighted_factor
+    if F is not None and lsq.scale is not None and F.shape == (base.n_base + 1, base.n_base + 1):
+        # the linear fit's R factor of the same weighted rows (diag(w) W_indep = Q F0 diag(scale)) gives the data
+        # term on any columns without another pass over the tall matrix: ‖A x − b‖² = ‖R x − qb‖² + const
+        F0 = F[:-1, :-1] * lsq.scale[None, :]
+        R = F0 @ B[:, cols]
+        qb = F[:-1, -1] - (F0 @ (B[:, held] @ theta_hold[held]) if held.size else 0.0)
+    else:
+        R, qb, _ = _compress(rows[:, cols] * wr[:, None], b)
+
+    def weighted_residual(v: np.ndarray) -> np.ndarray:
+        """``A v − b`` for ``v`` on ``cols`` (A the weighted rows of ``cols``), without copying the columns."""
+        full = np.zeros(plant.n_params)
+        full[cols] = v
+        return (rows @ full) * wr - b
 
     # noise level of one weighted row, inflated by the residual's correlation time (linear fit)
     s2 = lsq.sigma2 * lsq.correlation_time
@@ -605,8 +626,8 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     x = theta[cols]
 
     # residual statistics on the weighted rows (as dynid.identification.solve computes them for the linear fit)
-    res = A @ x - b
-    res_lin = A @ theta_linear[cols] - b
+    res = weighted_residual(x)
+    res_lin = weighted_residual(theta_linear[cols])
     n_rows = res.size
     dof = max(n_rows - lsq.rank, 1)
     sigma2 = float(res @ res / dof)
@@ -622,10 +643,6 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     keep = ~fixed
     cov_x = np.zeros((cols.size, cols.size))
     cov_x[np.ix_(keep, keep)] = np.linalg.pinv(H[np.ix_(keep, keep)], hermitian=True)
-    B = np.zeros((base.n_base, plant.n_params))
-    B[np.arange(base.n_base), base.independent] = 1.0
-    if base.dependent.size:
-        B[:, base.dependent] = base.K
     Bc = B[:, cols]
     base_values = base.base_values(theta)
     base_cov = Bc @ cov_x @ Bc.T

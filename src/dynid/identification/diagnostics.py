@@ -135,6 +135,11 @@ def cycles_per_joint(qd: np.ndarray, threshold: np.ndarray) -> np.ndarray:
     return out
 
 
+def _quadratic_forms(Y: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """``y C yᵀ`` for every row ``y`` of ``Y`` ``(..., r)`` (one matrix product, not a three-operand einsum)."""
+    return np.einsum("...r,...r->...", Y @ C, Y)
+
+
 def acceleration_torque(ident, idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """What the recorded accelerations tell about the inertia, per joint (over its gated samples).
 
@@ -159,7 +164,7 @@ def acceleration_torque(ident, idx: np.ndarray | None = None) -> dict[str, np.nd
     cov = ident.lsq.cov if ident.lsq.cov is not None else np.diag(np.asarray(ident.base_std, dtype=float) ** 2)
     C = np.nan_to_num(cov[np.ix_(exc, exc)])
     Yb = Y[..., indep[exc]]
-    var = np.maximum(np.einsum("knr,rs,kns->kn", Yb, C, Yb), 0.0)
+    var = np.maximum(_quadratic_forms(Yb, C), 0.0)
     n = cond.n_joints
     out = {k: np.zeros(n) for k in ("rms", "std", "torque_rms", "error_rms")}
     # whether the *model* (not an armature the friction block may add) has inertia: a semi-static model has none,
@@ -566,7 +571,7 @@ def prediction_uncertainty(ident, states=None) -> dict[str, np.ndarray]:
         cov = np.diag(np.asarray(ident.base_std, dtype=float) ** 2)
     C = np.nan_to_num(cov[np.ix_(exc, exc)])
     Yb = Y[..., indep[exc]]
-    var = np.einsum("knr,rs,kns->kn", Yb, C, Yb)
+    var = _quadratic_forms(Yb, C)
     rms_tau = np.sqrt(np.mean(tau**2, axis=0))
     rel = np.sqrt(np.mean(np.maximum(var, 0.0), axis=0)) / np.where(rms_tau > 0, rms_tau, np.inf)
     diag = np.einsum("knr,r->nr", Yb**2, np.diag(C))

@@ -58,11 +58,14 @@ def conditioning_options(plant: Plant, options: IdentifyOptions) -> Conditioning
 
 def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
              progress: Callable[[str, float], None] | None = None,
-             conditioned: Conditioned | None = None) -> Identification:
+             conditioned: Conditioned | None = None,
+             on_evaluated: Callable[[Conditioned, np.ndarray], None] | None = None) -> Identification:
     """One pass of the identification with the plant's friction model and the options' cutoff.
 
     ``conditioned``: ``rec`` already conditioned (by a selection that scored this cutoff); used only when
     it was conditioned with exactly the options this pass would use, else the recording is conditioned anew.
+    ``on_evaluated``: called with the conditioned recording and the model torque on it as soon as that is known,
+    before the uncertainty and the diagnoses (what needs only those — the REC's rows — can start meanwhile).
 
     Raises
     ------
@@ -85,6 +88,8 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         notes = [cond.time_base["note"], *notes]
     step("evaluation", 0.75)
     tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)  # every sample, in chunks
+    if on_evaluated is not None:
+        on_evaluated(cond, tcmd)
     errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
     ident = Identification(
         plant=plant, theta=theta, std=sol.std, status=status, base=reg.base, base_values=sol.base_values,

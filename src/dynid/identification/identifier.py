@@ -28,7 +28,7 @@ from ..fitted import FittedModel, Prediction, load
 from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
-from ..threads import limit_threads
+from ..threads import limit_threads, num_threads
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
@@ -240,6 +240,7 @@ class Identifier:
     def _fit(self, recording, progress) -> "Identifier":
         options = self.options()
         self.payload_ = None
+        self._rec_rows = None
         if self.payload_of is not None:
             from .payload import identify_payload
 
@@ -261,12 +262,40 @@ class Identifier:
             model = self.build_model()
             rec = self.read(recording, model)
             self._check_cutoff(rec)
-            self.result_ = identify(rec, Plant(model), options, progress=progress)
+            self.result_ = identify(rec, Plant(model), options, progress=progress, on_evaluated=self._prepare_rec)
             element = self.element or self.result_.model.element
             extra = {}
         self.model_ = self.result_.model.with_info(element=element, group=self.group, **extra)
         self.metrics_ = self.model_.metrics
         return self
+
+    def _prepare_rec(self, cond, tcmd) -> None:
+        """Format the REC's rows of the final fit on a second thread while its diagnoses run (for :meth:`write`;
+        with more than one thread allowed). They are kept until :meth:`write` or the next :meth:`fit`."""
+        if num_threads() < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ..io.outputs import rec_rows_of
+
+        pool = ThreadPoolExecutor(1)
+        self._rec_rows = (cond, tcmd, pool.submit(rec_rows_of, cond, tcmd, threads=1))
+        pool.shutdown(wait=False)               # its thread ends with the job
+
+    def _take_rec_rows(self):
+        """The REC rows formatted during :meth:`fit` for the current result (None: none, or they failed)."""
+        pending, self._rec_rows = getattr(self, "_rec_rows", None), None
+        if pending is None or pending[0] is not self.result_.cond or pending[1] is not self.result_.tcmd:
+            return None
+        try:
+            return pending[2].result()
+        except Exception:           # formatted again by write_run, where an error is reported as usual
+            return None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_rec_rows", None)        # a thread's result, not part of the estimator
+        return state
 
     def predict(self, recording: Recording | str | os.PathLike) -> Prediction:
         """Torque of the identified model for the motion of ``recording`` (what ``dynid predict`` writes)."""
@@ -283,7 +312,8 @@ class Identifier:
         model = self._fitted().with_info(source=dict(source or {}),
                                          created=_dt.datetime.now().isoformat(timespec="seconds"))
         props = self.payload_.prg_properties() if self.payload_ is not None else None
-        written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props)
+        written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props,
+                            rec_rows=self._take_rec_rows())
         if report:  # rendered from the files just written, as 'dynid report' would
             from ..report import write_report
 

@@ -27,8 +27,12 @@ from dataclasses import replace
 from functools import partial
 from typing import Callable
 
+import numpy as np
+
 from ..models.base import Plant
 from ..recording import Recording
+from ..signal.conditioning import Conditioned
+from ..threads import blas_single_threaded
 from .consistent import link_groups
 from .fit import Fit, fit_once
 from .options import ESTIMATORS, IdentifyOptions, ParameterStatus
@@ -39,9 +43,15 @@ from .select import aligned, select_auto
 __all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus", "ESTIMATORS"]
 
 
+@blas_single_threaded
 def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
-             progress: Callable[[str, float], None] | None = None) -> Identification:
+             progress: Callable[[str, float], None] | None = None,
+             on_evaluated: Callable[[Conditioned, np.ndarray], None] | None = None) -> Identification:
     """Identify the parameters of ``plant`` from a recording.
+
+    BLAS runs on one thread inside: the identification's matrices are small (a few thousand rows by a few
+    dozen columns), where BLAS threads mostly wait for each other — and on a busy machine much longer; the
+    independent stages run on threads of their own instead (conditionings of the cutoff candidates).
 
     Parameters
     ----------
@@ -54,6 +64,9 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         ``select_cutoff`` chooses the cutoff by the data; ``estimator``, ``align_torque`` as documented.
     progress : callable(stage, fraction), optional
         Called between stages (the command line draws a progress bar with it).
+    on_evaluated : callable(conditioned, model_torque), optional
+        Called once the final fit's model torque is known, before its diagnoses (:func:`fit_once`); not
+        called by the ``irls`` estimator and the delay alignment, which fit several times.
 
     Returns
     -------
@@ -83,8 +96,11 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
             plant = Plant(plant.model.with_config(friction=sel.friction))
         notes.append(sel.note())
         selections["selection"] = sel.to_dict()
-    if selections and final is fit_once and sel.conditioned is not None:   # the selection's conditioning, reused
-        final = partial(fit_once, conditioned=sel.conditioned)
+    if final is fit_once:
+        if selections and sel.conditioned is not None:                  # the selection's conditioning, reused
+            final = partial(final, conditioned=sel.conditioned)
+        if on_evaluated is not None:
+            final = partial(final, on_evaluated=on_evaluated)
     res = final(rec, plant, options, progress=progress)
     if notes or selections:
         res = replace(res, notes=res.notes + tuple(notes), selections={**res.selections, **selections})

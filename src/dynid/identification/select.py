@@ -25,7 +25,9 @@ only where it beats the default's best by ``CUTOFF_GAIN`` (5 %).
 
 It is fast because nothing is refitted from scratch: per cutoff the recording is conditioned once and the
 regressor evaluated once on a subsample; each candidate's fit and held-out error come from small Gram
-matrices. :func:`select_friction` and :func:`select_cutoff` are its one-choice views.
+matrices (per joint, on the columns its rows touch; the friction columns of all candidates from the fewest
+candidates that hold them). With two threads the next cutoffs are conditioned on a second one while the
+current one is scored. :func:`select_friction` and :func:`select_cutoff` are its one-choice views.
 
 Torque delay (``--align``): :func:`aligned` fits once, estimates the torque/kinematics delay from the
 residual and, when it is at least half a sample, fits again with the torque shifted.
@@ -41,6 +43,7 @@ True
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
@@ -51,6 +54,7 @@ from ..fitted import SIGN_NOISE_FACTOR
 from ..models.base import Plant
 from ..recording import Recording
 from ..signal.conditioning import MAX_CUTOFF_SHARE, Conditioned, default_cutoff
+from ..threads import num_threads
 from .delay import MIN_DELAY_SAMPLES, estimate_delay
 from .base_params import structural_base
 from .fit import Fit, condition_for
@@ -209,13 +213,15 @@ class AutoSelection:
 
 
 def _solve_gram(G: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """``G x = h`` for a small symmetric positive semi-definite ``G`` (unit-diagonal scaling, a tiny jitter
-    for the directions the data do not see: those get the minimum-norm-like value, which predicts alike)."""
-    d = np.sqrt(np.maximum(np.diag(G), 0.0))
-    d[d == 0] = 1.0
-    Gs = G / np.outer(d, d)
-    Gs[np.diag_indices_from(Gs)] += 1e-10
-    return np.linalg.solve(Gs, h / d) / d
+    """``G x = h`` for small symmetric positive semi-definite ``G`` ``(..., p, p)``, ``h`` ``(..., p)`` (unit-diagonal
+    scaling, a tiny jitter for the directions the data do not see: those get the minimum-norm-like value, which
+    predicts alike)."""
+    d = np.sqrt(np.maximum(np.diagonal(G, axis1=-2, axis2=-1), 0.0))
+    d = np.where(d == 0, 1.0, d)
+    Gs = G / (d[..., :, None] * d[..., None, :])
+    k = np.arange(G.shape[-1])
+    Gs[..., k, k] += 1e-10
+    return np.linalg.solve(Gs, (h / d)[..., None])[..., 0] / d
 
 
 def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = None, *, cutoff: bool = True,
@@ -254,180 +260,226 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         specs = candidates_for(model) if candidates is None else tuple(candidates)
     prior = model.prior_parameters()
     ridges = RIDGES if ridge and prior is not None else (options.prior_regularization,)
-    plants = {s: Plant(model.with_config(friction=s)) for s in specs}
-    # the rigid-body base columns (friction never merges into them except an armature about a base axis,
-    # which the small solves absorb), the known parameters, the prior's base values
-    first = plants[specs[0]]
-    known = {i: v for i, v in known_parameters(first).items() if i < model.n_params}
-    base = structural_base(first, n_states=options.structural_states, seed=options.seed, exclude=list(known))
-    rb = np.array([i for i in base.independent if i < model.n_params], dtype=int)
-    hold = np.zeros(first.n_params)
-    for i, v in known.items():
-        hold[i] = v
-    if prior is not None:
-        for i in range(model.n_params):
-            if i not in known:
-                hold[i] = prior[i]
-    groups = model.link_parameter_groups()
-    linked = np.concatenate(groups) if groups else np.arange(model.n_params)
-    base_prior = base.base_values(hold)[: rb.size] if prior is not None else np.zeros(rb.size)
-    ridge_mask = np.isin(rb, linked) if prior is not None else np.zeros(rb.size, bool)
-    names: list[str] = []                                   # the union of the candidates' friction columns
-    cols_of: dict[str, list[int]] = {}
-    for s, p in plants.items():
-        cols_of[s] = []
-        for nm in p.friction.param_names:
-            if nm not in names:
-                names.append(nm)
-            cols_of[s].append(rb.size + names.index(nm))
-    P = rb.size + len(names)
-    known_vec = np.zeros(model.n_params)
-    for i, v in known.items():
-        known_vec[i] = v
-    scores: dict[tuple[float, str, float], float] = {}
+    first = Plant(model.with_config(friction=specs[0]))
 
-    def score(fc: float) -> Conditioned | None:
-        """Score every combination at cutoff ``fc`` (into ``scores``); the conditioned recording."""
-        step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * len({c for c, _, _ in scores}) / max(len(cutoffs) - 1, 1))
+    def conditioned(fc: float) -> Conditioned | None:
+        """The recording conditioned at cutoff ``fc`` (None where it cannot be)."""
         opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
         try:
-            cond = condition_for(rec, first, opts)
+            return condition_for(rec, first, opts)
         except DynidError:
             return None
-        # scored on a subsample: the fold fits estimate a few dozen parameters, a few thousand states do
-        k = max(options.decimate or default_decimation(cond), -(-cond.data_length // SELECTION_SAMPLES))
-        idx = np.arange(0, cond.data_length, k)
-        q, qd, qdd = cond.q[idx], cond.qd[idx], cond.qdd[idx]
-        Ym = model.regressor(q, qd, qdd)
-        M, n = q.shape
-        A = np.empty((M, n, P))
-        A[..., : rb.size] = Ym[..., rb]
-        off = model.offset(q, qd, qdd) + Ym @ known_vec
-        del Ym
-        # the held-out rows are scored as dynid predict evaluates them: the Coulomb step at sign(qd) where the
-        # velocity is known (the fit's smoothed sign would blur every reversal and favour high cutoffs)
-        sign_fit = cond.sign[idx]
-        sign_eval = sign_fit.copy()
-        known_v = (SIGN_NOISE_FACTOR * cond.velocity_noise if cond.velocity_noise is not None
-                   else cond.velocity_threshold)
-        exact = np.where(np.abs(qd) > known_v, np.sign(qd), 0.0)
-        if cond.near_stuck is not None:
-            exact = np.where(cond.near_stuck[idx], sign_fit[:, :n], exact)
-        sign_eval[:, :n] = exact
-        E = np.empty_like(A)
-        E[..., : rb.size] = A[..., : rb.size]
-        for s, p in plants.items():
-            A[..., cols_of[s]] = p.friction.columns(qd, qdd, sign_fit)
-            E[..., cols_of[s]] = p.friction.columns(qd, qdd, sign_eval)
-        y_fit = cond.tau[idx] - off
-        y_raw = cond.tau_raw[idx] - off
-        moving = cond.moving[idx]
-        pos = idx / max(cond.data_length, 1)
-        blocks = np.digitize(pos, [1 - FIT_SHARE, FIT_SHARE])          # 0: first 30 %, 1: middle, 2: last 30 %
-        G_fit = np.zeros((3, n, P, P))
-        h_fit = np.zeros((3, n, P))
-        yy_fit = np.zeros((3, n))
-        n_fit = np.zeros((3, n))
-        G_all = np.zeros((3, n, P, P))
-        h_all = np.zeros((3, n, P))
-        yy_all = np.zeros((3, n))
-        tt_all = np.zeros((3, n))
-        n_all = np.zeros((3, n))
-        tau_raw = cond.tau_raw[idx]
-        # a joint's rows touch only some columns (not the links before it, not the other joints' friction):
-        # its Gram matrices are built on those, the rest are zeros anyway
-        active = [np.nonzero(np.any(A[:, j] != 0, axis=0) | np.any(E[:, j] != 0, axis=0))[0] for j in range(n)]
-        for b in range(3):                                              # per time block and joint: BLAS products
-            rows = blocks == b
-            for j in range(n):
-                c = active[j]
-                cc = np.ix_(c, c)
-                m = moving[rows, j]
-                Am = A[rows, j][m][:, c]
-                G_fit[b, j][cc], h_fit[b, j, c] = Am.T @ Am, Am.T @ y_fit[rows, j][m]
-                yy_fit[b, j], n_fit[b, j] = y_fit[rows, j][m] @ y_fit[rows, j][m], m.sum()
-                Ej = E[rows, j][:, c]
-                G_all[b, j][cc], h_all[b, j, c] = Ej.T @ Ej, Ej.T @ y_raw[rows, j]
-                yy_all[b, j], n_all[b, j] = y_raw[rows, j] @ y_raw[rows, j], rows.sum()
-                tt_all[b, j] = tau_raw[rows, j] @ tau_raw[rows, j]
-        del A, E
-        folds = (((0, 1), 2), ((1, 2), 0))
-        G_fold = [G_fit[list(b)].sum(axis=0) for b, _ in folds]            # (n, P, P) per fold
-        h_fold = [h_fit[list(b)].sum(axis=0) for b, _ in folds]
-        yy_fold = [yy_fit[list(b)].sum(axis=0) for b, _ in folds]
-        n_fold = [np.maximum(n_fit[list(b)].sum(axis=0), 1) for b, _ in folds]
-        rms_held = [np.sqrt(tt_all[h] / np.maximum(n_all[h], 1)) for _, h in folds]
-        for s in specs:
-            S = np.concatenate([np.arange(rb.size), cols_of[s]])
-            mask = np.zeros(S.size, bool)
-            mask[: rb.size] = ridge_mask
-            target = np.concatenate([base_prior, np.zeros(S.size - rb.size)])
-            errs = {r: [] for r in ridges}
-            for f, (_, held) in enumerate(folds):                           # per fold: the weights, then each ridge
-                Gj = G_fold[f][:, S][:, :, S]                                   # (n, p, p)
-                hj = h_fold[f][:, S]
-                w = np.ones(n)
-                if options.weighting == "residual_std" and n > 1 and options.estimator != "ols":
-                    x0 = _solve_gram(Gj.sum(axis=0), hj.sum(axis=0))
-                    res = yy_fold[f] - 2 * hj @ x0 + np.einsum("p,jpq,q->j", x0, Gj, x0)
-                    sd = np.sqrt(np.maximum(res, 0) / n_fold[f])
-                    w = 1.0 / np.maximum(sd, 1e-6 * max(sd.max(), 1e-300))
-                    w /= w.max()
-                elif options.weighting == "torque_std" and n > 1:
-                    sd = np.sqrt(yy_fold[f] / n_fold[f])
-                    w = 1.0 / np.where(sd > 0, sd, 1.0)
-                    w /= w.max()
-                G0 = np.einsum("j,jpq->pq", w**2, Gj)
-                h0 = np.einsum("j,jp->p", w**2, hj)
-                Gh, hh = G_all[held][:, S][:, :, S], h_all[held][:, S]
-                rms = rms_held[f]
-                ok = rms > 0
-                d = np.sqrt(np.maximum(np.diag(G0), 1e-300))
-                top = None
-                for r in ridges:
-                    G, h = G0, h0
-                    if r > 0:
-                        if top is None:
-                            top = np.linalg.eigvalsh(G0 / np.outer(d, d))[-1]
-                        lam2 = r**2 * top
-                        G = G0.copy()
-                        G[mask, mask] += lam2 * d[mask] ** 2
-                        h = h0 + np.where(mask, lam2 * d**2 * target, 0.0)
-                    x = _solve_gram(G, h)
-                    sse = yy_all[held] - 2 * hh @ x + np.einsum("p,jpq,q->j", x, Gh, x)
-                    errs[r].append(np.mean(np.sqrt(np.maximum(sse[ok], 0) / n_all[held][ok]) / rms[ok]))
-            for r in ridges:
-                scores[(float(fc), s, float(r))] = float(np.mean(errs[r]))
-        return cond
 
-    # the cutoffs, walked from the default: up while the best score improves, else down while it improves — the
-    # held-out error is unimodal in the cutoff (distortion below the optimum, noise above), so the skipped
-    # candidates could not have won; typically 3 of the 4 conditionings
-    def best_at(fc: float) -> float:
-        return min((v for (c, _, _), v in scores.items() if c == fc), default=np.inf)
-
+    # the conditionings are the bulk of the work and independent of each other (numpy's FFTs and ufuncs release
+    # the GIL): with two threads, the candidates after the default are conditioned on a second one, started now,
+    # in the order the walk below needs them — the first and second step up, the first step down (one of the last
+    # two is never scored: conditioned in vain, on the otherwise idle core) — while this thread prepares,
+    # conditions the default and scores
     home = default_hz if default_hz in cutoffs else cutoffs[0]
-    kept = score(home)
     i0 = cutoffs.index(home)
-    for direction in (cutoffs[i0 + 1:], cutoffs[:i0][::-1]):
-        prev, moved = best_at(home), False
-        for fc in direction:
-            score(fc)
-            if not best_at(fc) < prev:
+    up, down = cutoffs[i0 + 1:], cutoffs[:i0][::-1]
+    ahead = ThreadPoolExecutor(1) if num_threads() > 1 and len(cutoffs) > 1 else None
+    pending: dict[float, Future] = {}
+    if ahead is not None:
+        for fc in (*up[:2], *down[:1]):
+            pending[fc] = ahead.submit(conditioned, fc)
+    try:
+        plants = {s: first if s == specs[0] else Plant(model.with_config(friction=s)) for s in specs}
+        # the rigid-body base columns (friction never merges into them except an armature about a base axis,
+        # which the small solves absorb), the known parameters, the prior's base values
+        known = {i: v for i, v in known_parameters(first).items() if i < model.n_params}
+        base = structural_base(first, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+        rb = np.array([i for i in base.independent if i < model.n_params], dtype=int)
+        hold = np.zeros(first.n_params)
+        for i, v in known.items():
+            hold[i] = v
+        if prior is not None:
+            for i in range(model.n_params):
+                if i not in known:
+                    hold[i] = prior[i]
+        groups = model.link_parameter_groups()
+        linked = np.concatenate(groups) if groups else np.arange(model.n_params)
+        base_prior = base.base_values(hold)[: rb.size] if prior is not None else np.zeros(rb.size)
+        ridge_mask = np.isin(rb, linked) if prior is not None else np.zeros(rb.size, bool)
+        names: list[str] = []                                   # the union of the candidates' friction columns
+        cols_of: dict[str, list[int]] = {}
+        for s, p in plants.items():
+            cols_of[s] = []
+            for nm in p.friction.param_names:
+                if nm not in names:
+                    names.append(nm)
+                cols_of[s].append(rb.size + names.index(nm))
+        P = rb.size + len(names)
+        # the union's columns from as few candidates as cover it (greedy: most new columns first; a term's column does
+        # not depend on the model's other terms): usually two, the richest model and one with coulomb_asym
+        cover: list[tuple[str, list[int], list[int]]] = []          # (spec, its column positions, union positions)
+        missing = set(names)
+        while missing:
+            s = max(specs, key=lambda c: len(missing & set(plants[c].friction.param_names)))
+            own = plants[s].friction.param_names
+            new = [k for k, nm in enumerate(own) if nm in missing]
+            cover.append((s, new, [names.index(own[k]) for k in new]))
+            missing -= {own[k] for k in new}
+        known_vec = np.zeros(model.n_params)
+        for i, v in known.items():
+            known_vec[i] = v
+        scores: dict[tuple[float, str, float], float] = {}
+
+        def score(fc: float) -> Conditioned | None:
+            """Score every combination at cutoff ``fc`` (into ``scores``); the conditioned recording."""
+            step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * len({c for c, _, _ in scores}) / max(len(cutoffs) - 1, 1))
+            job = pending.pop(fc, None)
+            cond = job.result() if job is not None else conditioned(fc)
+            if cond is None:
+                return None
+            # scored on a subsample: the fold fits estimate a few dozen parameters, a few thousand states do
+            k = max(options.decimate or default_decimation(cond), -(-cond.data_length // SELECTION_SAMPLES))
+            idx = np.arange(0, cond.data_length, k)
+            q, qd, qdd = cond.q[idx], cond.qd[idx], cond.qdd[idx]
+            Ym = model.regressor(q, qd, qdd)
+            M, n = q.shape
+            off = model.offset(q, qd, qdd) + Ym @ known_vec
+            # the held-out rows are scored as dynid predict evaluates them: the Coulomb step at sign(qd) where the
+            # velocity is known (the fit's smoothed sign would blur every reversal and favour high cutoffs)
+            sign_fit = cond.sign[idx]
+            sign_eval = sign_fit.copy()
+            known_v = (SIGN_NOISE_FACTOR * cond.velocity_noise if cond.velocity_noise is not None
+                       else cond.velocity_threshold)
+            exact = np.where(np.abs(qd) > known_v, np.sign(qd), 0.0)
+            if cond.near_stuck is not None:
+                exact = np.where(cond.near_stuck[idx], sign_fit[:, :n], exact)
+            sign_eval[:, :n] = exact
+            # the fit rows A = [rigid-body base columns | friction columns with the fit's sign] and the evaluation rows
+            # E = [the same | with the evaluation's sign], built per joint below
+            F_fit = np.empty((M, n, P - rb.size))
+            F_eval = np.empty_like(F_fit)
+            both = (np.concatenate([qd, qd]), np.concatenate([qdd, qdd]), np.concatenate([sign_fit, sign_eval]))
+            for s, own, union in cover:                                 # (one call for both signs)
+                X = plants[s].friction.columns(*both)[..., own]
+                F_fit[..., union] = X[:M]
+                F_eval[..., union] = X[M:]
+            del X, both
+            y_fit = cond.tau[idx] - off
+            y_raw = cond.tau_raw[idx] - off
+            moving = cond.moving[idx]
+            pos = idx / max(cond.data_length, 1)
+            blocks = np.digitize(pos, [1 - FIT_SHARE, FIT_SHARE])          # 0: first 30 %, 1: middle, 2: last 30 %
+            in_block = [blocks == b for b in range(3)]
+            G_fit = np.zeros((3, n, P, P))
+            h_fit = np.zeros((3, n, P))
+            yy_fit = np.zeros((3, n))
+            n_fit = np.zeros((3, n))
+            G_all = np.zeros((3, n, P, P))
+            h_all = np.zeros((3, n, P))
+            yy_all = np.zeros((3, n))
+            tt_all = np.zeros((3, n))
+            n_all = np.zeros((3, n))
+            tau_raw = cond.tau_raw[idx]
+            # a joint's rows touch only some columns (not the links before it, not the other joints' friction): its
+            # Gram matrices are built on those, the rest are zeros anyway
+            Yr = Ym[..., rb]
+            rigid_of = np.any(Yr != 0, axis=0)                          # (n, rigid columns)
+            fric_of = np.any(F_fit != 0, axis=0) | np.any(F_eval != 0, axis=0)
+            for j in range(n):                                              # per joint and time block: BLAS products
+                Yj = Yr[:, j]
+                rigid = np.nonzero(rigid_of[j])[0]
+                fric = np.nonzero(fric_of[j])[0]
+                c = np.concatenate([rigid, rb.size + fric])
+                cc = np.ix_(c, c)
+                Aj = np.concatenate([Yj[:, rigid], F_fit[:, j][:, fric]], axis=1)
+                Ej_all = np.concatenate([Yj[:, rigid], F_eval[:, j][:, fric]], axis=1)
+                for b in range(3):
+                    rows = in_block[b]
+                    m = moving[rows, j]
+                    Am = Aj[rows & moving[:, j]]
+                    G_fit[b, j][cc], h_fit[b, j, c] = Am.T @ Am, Am.T @ y_fit[rows, j][m]
+                    yy_fit[b, j], n_fit[b, j] = y_fit[rows, j][m] @ y_fit[rows, j][m], m.sum()
+                    Ej = Ej_all[rows]
+                    G_all[b, j][cc], h_all[b, j, c] = Ej.T @ Ej, Ej.T @ y_raw[rows, j]
+                    yy_all[b, j], n_all[b, j] = y_raw[rows, j] @ y_raw[rows, j], rows.sum()
+                    tt_all[b, j] = tau_raw[rows, j] @ tau_raw[rows, j]
+            del Ym, Yr, F_fit, F_eval
+            folds = (((0, 1), 2), ((1, 2), 0))
+            G_fold = [G_fit[list(b)].sum(axis=0) for b, _ in folds]            # (n, P, P) per fold
+            h_fold = [h_fit[list(b)].sum(axis=0) for b, _ in folds]
+            yy_fold = [yy_fit[list(b)].sum(axis=0) for b, _ in folds]
+            n_fold = [np.maximum(n_fit[list(b)].sum(axis=0), 1) for b, _ in folds]
+            rms_held = [np.sqrt(tt_all[h] / np.maximum(n_all[h], 1)) for _, h in folds]
+            for s in specs:
+                S = np.concatenate([np.arange(rb.size), cols_of[s]])
+                mask = np.zeros(S.size, bool)
+                mask[: rb.size] = ridge_mask
+                target = np.concatenate([base_prior, np.zeros(S.size - rb.size)])
+                errs = {r: [] for r in ridges}
+                for f, (_, held) in enumerate(folds):                           # per fold: the weights, then each ridge
+                    Gj = G_fold[f][:, S][:, :, S]                                   # (n, p, p)
+                    hj = h_fold[f][:, S]
+                    w = np.ones(n)
+                    if options.weighting == "residual_std" and n > 1 and options.estimator != "ols":
+                        x0 = _solve_gram(Gj.sum(axis=0), hj.sum(axis=0))
+                        res = yy_fold[f] - 2 * hj @ x0 + np.einsum("p,jpq,q->j", x0, Gj, x0)
+                        sd = np.sqrt(np.maximum(res, 0) / n_fold[f])
+                        w = 1.0 / np.maximum(sd, 1e-6 * max(sd.max(), 1e-300))
+                        w /= w.max()
+                    elif options.weighting == "torque_std" and n > 1:
+                        sd = np.sqrt(yy_fold[f] / n_fold[f])
+                        w = 1.0 / np.where(sd > 0, sd, 1.0)
+                        w /= w.max()
+                    G0 = np.einsum("j,jpq->pq", w**2, Gj)
+                    h0 = np.einsum("j,jp->p", w**2, hj)
+                    Gh, hh = G_all[held][:, S][:, :, S], h_all[held][:, S]
+                    rms = rms_held[f]
+                    ok = rms > 0
+                    d = np.sqrt(np.maximum(np.diag(G0), 1e-300))
+                    G = np.repeat(G0[None], len(ridges), axis=0)                # every ridge's system, solved together
+                    h = np.repeat(h0[None], len(ridges), axis=0)
+                    top = None
+                    for i, r in enumerate(ridges):
+                        if r > 0:
+                            if top is None:
+                                top = np.linalg.eigvalsh(G0 / np.outer(d, d))[-1]
+                            lam2 = r**2 * top
+                            G[i][mask, mask] += lam2 * d[mask] ** 2
+                            h[i] = h0 + np.where(mask, lam2 * d**2 * target, 0.0)
+                    x = _solve_gram(G, h)                                       # (ridges, p)
+                    sse = yy_all[held] - 2 * x @ hh.T + np.einsum("rp,jpq,rq->rj", x, Gh, x)
+                    for i, r in enumerate(ridges):
+                        errs[r].append(np.mean(np.sqrt(np.maximum(sse[i][ok], 0) / n_all[held][ok]) / rms[ok]))
+                for r in ridges:
+                    scores[(float(fc), s, float(r))] = float(np.mean(errs[r]))
+            return cond
+
+        # the cutoffs, walked from the default: up while the best score improves, else down while it improves — the
+        # held-out error is unimodal in the cutoff (distortion below the optimum, noise above), so the skipped
+        # candidates could not have won; typically 3 of the 4 conditionings
+        def best_at(fc: float) -> float:
+            return min((v for (c, _, _), v in scores.items() if c == fc), default=np.inf)
+
+        kept = score(home)
+        for direction in (up, down):
+            prev, moved = best_at(home), False
+            for fc in direction:
+                score(fc)
+                if not best_at(fc) < prev:
+                    break
+                prev, moved = best_at(fc), True
+            if moved:
                 break
-            prev, moved = best_at(fc), True
-        if moved:
-            break
-    if not scores:
-        return AutoSelection(float(cutoffs[0]), specs[0], float(ridges[0]), float(default_hz), {})
-    # another cutoff than the default must be clearly better (the scores share the recording's noise, but a
-    # few per cent between cutoffs is within what a different subsample gives)
-    at_default = [v for (fc, _, _), v in scores.items() if fc == default_hz]
-    bar = (1.0 - CUTOFF_GAIN) * min(at_default) if at_default else np.inf
-    allowed = {key: v for key, v in scores.items() if key[0] == default_hz or v < bar}
-    best = min(allowed.values())
-    size = {s: plants[s].friction.n_params for s in specs}
-    near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in allowed.items()
-            if v <= (1.0 + MIN_GAIN) * best]
-    *_, fc, s, r = min(near)
-    return AutoSelection(float(fc), s, float(r), float(default_hz), scores, kept if fc == home else None)
+        if not scores:
+            return AutoSelection(float(cutoffs[0]), specs[0], float(ridges[0]), float(default_hz), {})
+        # another cutoff than the default must be clearly better (the scores share the recording's noise, but a
+        # few per cent between cutoffs is within what a different subsample gives)
+        at_default = [v for (fc, _, _), v in scores.items() if fc == default_hz]
+        bar = (1.0 - CUTOFF_GAIN) * min(at_default) if at_default else np.inf
+        allowed = {key: v for key, v in scores.items() if key[0] == default_hz or v < bar}
+        best = min(allowed.values())
+        size = {s: plants[s].friction.n_params for s in specs}
+        near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in allowed.items()
+                if v <= (1.0 + MIN_GAIN) * best]
+        *_, fc, s, r = min(near)
+        return AutoSelection(float(fc), s, float(r), float(default_hz), scores, kept if fc == home else None)
+    finally:
+        if ahead is not None:
+            for job in pending.values():
+                job.cancel()
+            ahead.shutdown(wait=True)

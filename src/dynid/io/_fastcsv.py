@@ -3,7 +3,10 @@
 Every cell is rendered as exactly 16 ASCII bytes, ``±d.dddddddde±dd`` plus the separator (9
 significant digits, ``%+.8e``), built as two little-endian 64-bit words with vectorised integer
 arithmetic: viewing the word array as bytes *is* the text, with no per-value Python work (numpy's
-``savetxt`` formats one value at a time). Rare cells (zero, |exponent| ≥ 99, NaN, inf) are
+``savetxt`` formats one value at a time). The words are assembled from small tables (the ASCII of
+every 4-digit group, of the sign and first digit, of every exponent) looked up by the 9-digit
+integer mantissa split in three, and written straight into the output buffer, block by block on two
+threads with no temporaries larger than a block. Rare cells (zero, |exponent| ≥ 99, NaN, inf) are
 formatted by Python and padded with spaces, which every float parser strips.
 """
 
@@ -16,72 +19,117 @@ __all__ = ["format_rows", "DIGITS"]
 DIGITS = 8  # digits after the point: 9 significant digits (the mantissa fits an int32)
 with np.errstate(over="ignore"):
     _POW10 = 10.0 ** np.arange(-330, 331)  # _POW10[k + 330] = 10**k (inf beyond the float range)
+_E2 = 1100  # offset of the binary-exponent tables (frexp's exponents are within ±1075)
 
 
-def _ascii(code: int | np.ndarray, pos: int) -> np.ndarray:
-    return np.left_shift(np.asarray(code, dtype=np.uint64), np.uint64(8 * pos))
+def _tables() -> tuple[np.ndarray, ...]:
+    """The words' pieces (uint64, each in its byte positions; a cell is ``[sign, d0, '.', d1..d5]``
+    ``[d6..d8, 'e', sign, e1, e0, sep]``) and the decimal exponent by binary exponent."""
+    u = np.uint64
+    k = np.arange(10000)
+    digit = [(48 + (k // p) % 10).astype(u) for p in (1000, 100, 10, 1)]
+    four = digit[0] | digit[1] << u(8) | digit[2] << u(16) | digit[3] << u(24)   # "dddd" of k
+    s = np.arange(20)                                  # 10 * signbit + first digit
+    lead = np.where(s >= 10, 45, 43).astype(u) | (48 + s % 10).astype(u) << u(8) | u(46) << u(16)
+    e = np.arange(-99, 100)
+    ea = np.abs(e)
+    tail = (u(101) << u(24) | np.where(e < 0, 45, 43).astype(u) << u(32) | (48 + ea // 10).astype(u) << u(40)
+            | (48 + ea % 10).astype(u) << u(48) | u(44) << u(56))
+    # decimal exponent from the binary one (frexp is cheap, log10 is not), corrected by a comparison
+    guess = np.floor((np.arange(-_E2, _E2) - 1) * 0.30102999566398120).astype(np.int64)
+    next10 = _POW10[np.clip(guess + 331, 0, 660)]
+    return lead, four << u(24), (four & u(0xFF)) << u(56), four >> u(8), tail, guess, next10
 
 
-def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 17, prefix: bytes = b"") -> bytes:
+_LEAD, _HI4, _LO4_W0, _LO4_W1, _TAIL, _EXP10, _NEXT10 = _tables()
+_ROW_END = np.uint64(44 ^ 10) << np.uint64(56)    # ',' -> '\n' in a word's last byte
+
+
+def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 15, prefix: bytes = b"", threads: int = 2) -> bytearray:
     """CSV text (``\\n`` line ends, no header) of a 2-D float array, 9 significant digits per value.
 
-    Rows are formatted in blocks of about ``chunk_cells`` values, so the temporaries stay small;
-    ``prefix`` (a header) is joined with them, without another copy of the whole text.
+    Rows are formatted in blocks of about ``chunk_cells`` values straight into the output, so the
+    temporaries stay small; ``prefix`` (a header) starts the text. The text is a ``bytearray`` (formatted in
+    place: no copy of it is made), usable wherever bytes are (``write``, ``+``, ``decode``). ``threads``: 2
+    formats half the blocks on a second thread, 1 all on the calling thread.
     """
     a = np.asarray(data, dtype=float)
     if a.ndim != 2:
         raise ValueError(f"data must be 2-D, got shape {a.shape}")
     n, m = a.shape
     if n == 0 or m == 0:
-        return prefix
+        return bytearray(prefix)
+    text = bytearray(len(prefix) + 16 * n * m)
+    text[: len(prefix)] = prefix
+    out = np.frombuffer(text, dtype=np.uint8)
+    if (out.ctypes.data + len(prefix)) % 8 == 0:    # cells 8-byte aligned: the words are written in place
+        words = out[len(prefix):].view("<u8").reshape(n * m, 2)
+    else:   # (numpy's ufuncs would take a slower path on unaligned words): each block formatted aside, copied
+        words = None
     rows = max(1, chunk_cells // m)
-    blocks = [a[i:i + rows] for i in range(0, n, rows)]
-    if len(blocks) < 4:
-        return b"".join([prefix, *map(_format_block, blocks)])
-    # numpy releases the GIL in the ufuncs: blocks are formatted on two threads
-    from concurrent.futures import ThreadPoolExecutor
+    starts = list(range(0, n, rows))
 
-    with ThreadPoolExecutor(2) as ex:
-        return b"".join([prefix, *ex.map(_format_block, blocks)])
+    def run(part: list[int]) -> None:
+        for i in part:
+            block = a[i:i + rows]
+            cells = slice(i * m, (i + block.shape[0]) * m)
+            if words is not None:
+                _format_block(block, words[cells])
+            else:
+                w = np.empty((block.size, 2), dtype="<u8")
+                _format_block(block, w)
+                out[len(prefix) + 16 * cells.start:len(prefix) + 16 * cells.stop] = w.view(np.uint8).ravel()
+
+    if len(starts) < 4 or threads < 2:
+        run(starts)
+    else:  # numpy releases the GIL in the ufuncs: half the blocks on a second thread
+        from concurrent.futures import ThreadPoolExecutor
+
+        half = (len(starts) + 1) // 2
+        with ThreadPoolExecutor(1) as ex:
+            other = ex.submit(run, starts[half:])
+            run(starts[:half])
+            other.result()
+    return text
 
 
-def _format_block(a: np.ndarray) -> bytes:
-    n, m = a.shape
+def _format_block(a: np.ndarray, words: np.ndarray) -> None:
+    """Write the cells of ``a`` ``(n, m)`` into ``words`` ``(n·m, 2)`` (little-endian uint64)."""
+    m = a.shape[1]
     v = a.ravel()
     x = np.abs(v)
-    ok = np.isfinite(v) & (x > 0)
-    x = np.where(ok, x, 1.0)
-    # decimal exponent from the binary one (frexp is cheap, log10 is not), corrected by a table
+    ok = np.isfinite(v)
+    ok &= x > 0
+    np.copyto(x, 1.0, where=~ok)
     _, e2 = np.frexp(x)
-    e = np.floor((e2.astype(np.int64) - 1) * 0.30102999566398120).astype(np.int64)
-    e += x >= _POW10[np.clip(e + 331, 0, 660)]
+    e2 += _E2
+    e = _EXP10[e2]
+    e += x >= _NEXT10[e2]
     ok &= np.abs(e) < 99
-    e = np.where(ok, e, 0)
-    x = np.where(ok, x, 1.0)
-    mant = np.round(x * _POW10[DIGITS - e + 330]).astype(np.int64)
-    lim = 10 ** (DIGITS + 1)
-    high = mant >= lim             # rounding carried into a new decade
-    mant[high] //= 10
-    e[high] += 1
-    d = np.empty((DIGITS + 1, v.size), dtype=np.int32)  # decimal digits, most significant first
-    r = mant.astype(np.int32)
-    for k in range(DIGITS, -1, -1):  # per digit position, vectorised over all cells
-        r, d[k] = np.divmod(r, 10)
-    ea = np.abs(e)
-    sep = np.full(v.size, 44, dtype=np.uint64)  # ','
-    sep[m - 1::m] = 10                          # '\n' ends each row
-    w0 = (_ascii(np.where(np.signbit(v), 45, 43), 0) | _ascii(48 + d[0], 1) | _ascii(46, 2))
-    for k in range(1, 6):
-        w0 |= _ascii(48 + d[k], 2 + k)
-    w1 = (_ascii(48 + d[6], 0) | _ascii(48 + d[7], 1) | _ascii(48 + d[8], 2) | _ascii(101, 3)
-          | _ascii(np.where(e < 0, 45, 43), 4) | _ascii(48 + ea // 10, 5) | _ascii(48 + ea % 10, 6) | _ascii(sep, 7))
-    words = np.empty((v.size, 2), dtype="<u8")
-    words[:, 0] = w0
-    words[:, 1] = w1
-    cells = words.view(np.uint8).reshape(v.size, 16)
-    special = np.nonzero(~ok)[0]
-    for i in special:  # zeros, |exponent| >= 99, NaN, inf: rare, formatted by Python
-        text = f"{v[i]:+.7e}" if np.isfinite(v[i]) and v[i] != 0 else ("0" if v[i] == 0 else str(v[i]))
-        cells[i, :15] = 32
-        cells[i, :len(text)] = np.frombuffer(text.encode(), np.uint8)
-    return cells.tobytes()
+    np.copyto(e, 0, where=~ok)
+    np.copyto(x, 1.0, where=~ok)
+    x *= _POW10[DIGITS + 330 - e]
+    mant = np.rint(x).astype(np.int64)       # (round half to even, as np.round)
+    high = mant >= 10 ** (DIGITS + 1)        # rounding carried into a new decade
+    if high.any():
+        mant[high] //= 10
+        e[high] += 1
+    first, rest = np.divmod(mant, 100_000_000)
+    hi4, lo4 = np.divmod(rest, 10_000)
+    first += np.signbit(v) * 10
+    w0 = words[:, 0]
+    np.take(_LEAD, first, out=w0)
+    w0 |= _HI4[hi4]
+    w0 |= _LO4_W0[lo4]
+    w1 = words[:, 1]
+    e += 99
+    np.take(_TAIL, e, out=w1)
+    w1 |= _LO4_W1[lo4]
+    w1[m - 1::m] ^= _ROW_END                 # '\n' ends each row
+    special = np.flatnonzero(~ok)
+    if special.size:
+        cells = words.view(np.uint8).reshape(v.size, 16)
+        for i in special:  # zeros, |exponent| >= 99, NaN, inf: rare, formatted by Python
+            text = f"{v[i]:+.7e}" if np.isfinite(v[i]) and v[i] != 0 else ("0" if v[i] == 0 else str(v[i]))
+            cells[i, :15] = 32
+            cells[i, :len(text)] = np.frombuffer(text.encode(), np.uint8)

@@ -20,9 +20,9 @@ from .._json import jsonable
 from ..fitted import RESULT_FILE, FittedModel
 from ..units import force_unit, position_unit, velocity_unit
 from .prg import PrgContent, format_prg, prg_unit
-from .rec import format_rec
+from .rec import format_rec, format_rec_rows
 
-__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "write_run", "write_outputs"]
+__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "write_run", "write_outputs"]
 
 
 def run_model(ident, *, element: str | None = None, group: int = 1, source: Mapping[str, Any] | None = None,
@@ -145,12 +145,25 @@ def _num(v: float) -> str:
     return f"{float(v) + 0.0:.6g}"
 
 
-def rec_text(model: FittedModel, cond, tcmd: np.ndarray) -> bytes:
-    """``IDNT<group>.REC`` content (SI units): the conditioned signals ``cond`` of the run and the model
-    torque ``tcmd`` ``(N, n_joints)`` on them."""
+def _rec_channels(cond, tcmd: np.ndarray) -> dict[str, np.ndarray]:
+    return {"tfbRaw": cond.tau_raw, "pfbRaw": cond.q_raw, "tfb": cond.tau, "pfb": cond.q, "vfb": cond.qd,
+            "afb": cond.qdd, "tcmd": tcmd, "te": tcmd - cond.tau}
+
+
+def rec_rows_of(cond, tcmd: np.ndarray, *, threads: int = 2) -> bytearray:
+    """The rows of the ``IDNT<group>.REC`` of the conditioned signals ``cond`` and model torque ``tcmd``,
+    formatted before the fitted model (and so the header) is known: for :func:`rec_text` ``rows=`` and
+    :func:`write_run` ``rec_rows=`` (:meth:`dynid.Identifier.fit` formats them on a second thread while the
+    diagnoses run)."""
+    return format_rec_rows(cond.t, _rec_channels(cond, tcmd), threads=threads)
+
+
+def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *, rows: bytearray | None = None) -> bytearray | memoryview:
+    """``IDNT<group>.REC`` content (SI units, bytes-like): the conditioned signals ``cond`` of the run and the
+    model torque ``tcmd`` ``(N, n_joints)`` on them; ``rows``: those already formatted by :func:`rec_rows_of`
+    (used once)."""
     dyn = model.model
-    channels = {"tfbRaw": cond.tau_raw, "pfbRaw": cond.q_raw, "tfb": cond.tau, "pfb": cond.q, "vfb": cond.qd,
-                "afb": cond.qdd, "tcmd": tcmd, "te": tcmd - cond.tau}
+    channels = _rec_channels(cond, tcmd)
     tr = dyn.config.transmission
     motor_side = tr is not None and tr.records_motor_side
     header = jsonable({
@@ -168,7 +181,7 @@ def rec_text(model: FittedModel, cond, tcmd: np.ndarray) -> bytes:
                     "pfb": "filtered position", "vfb": "velocity", "afb": "acceleration",
                     "tcmd": "model torque (TorqueAdditiveCommand)", "te": "tcmd - tfb"},
     })
-    return format_rec(cond.t, channels, header)
+    return format_rec(cond.t, channels, header, rows=rows)
 
 
 def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, group: int = 1,
@@ -183,15 +196,30 @@ def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, gro
 
 def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
               extra_files: Mapping[str, bytes] | None = None, properties: Mapping[str, float] | None = None,
-              date: _dt.datetime | None = None) -> dict[str, Path]:
+              date: _dt.datetime | None = None, rec_rows: bytearray | None = None) -> dict[str, Path]:
     """Write the files of a fitted model with its run's conditioned signals ``cond`` and model torque
-    ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically."""
+    ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically; ``rec_rows``: the REC's rows already
+    formatted by :func:`rec_rows_of` (else the REC is formatted here, on a second thread while the PRG and
+    result.json are rendered)."""
     out = Path(out_dir)
     group = model.group
+    pool = None
+    if rec_rows is None and cond.data_length * cond.n_joints > 20_000:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1)
+        pending = pool.submit(rec_rows_of, cond, tcmd)
+    try:
+        prg = format_prg(prg_content(model, date=date, properties=properties)).encode()
+        result = model.result_json()
+        rows = pending.result() if pool is not None else rec_rows
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     files = {
-        out / f"IDNT{group}.PRG": format_prg(prg_content(model, date=date, properties=properties)).encode(),
-        out / f"IDNT{group}.REC": rec_text(model, cond, tcmd),
-        out / RESULT_FILE: model.result_json(),
+        out / f"IDNT{group}.PRG": prg,
+        out / f"IDNT{group}.REC": rec_text(model, cond, tcmd, rows=rows),
+        out / RESULT_FILE: result,
     }
     for name, data in (extra_files or {}).items():
         files[out / name] = data

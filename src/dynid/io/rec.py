@@ -16,29 +16,58 @@ import numpy as np
 from ..errors import FileFormatError
 from ._fastcsv import format_rows
 
-__all__ = ["SIGNALS", "format_rec", "read_rec"]
+__all__ = ["SIGNALS", "format_rec", "format_rec_rows", "read_rec", "REC_HEADROOM"]
 
 SIGNALS = ("tfbRaw", "pfbRaw", "tfb", "pfb", "vfb", "afb", "tcmd", "te")
 
 
-def format_rec(t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mapping[str, Any]) -> bytes:
-    """Render the REC CSV.
+REC_HEADROOM = 1 << 16
+"""Bytes kept free before the rows formatted by :func:`format_rec_rows`, for the header written later."""
+
+
+def _rec_matrix(t: np.ndarray, channels: Mapping[str, np.ndarray]) -> np.ndarray:
+    n = next(iter(channels.values())).shape[1]
+    data = np.empty((t.shape[0], 1 + len(SIGNALS) * n))
+    data[:, 0] = t
+    for j in range(n):
+        for k, s in enumerate(SIGNALS):
+            data[:, 1 + j * len(SIGNALS) + k] = channels[s][:, j]
+    return data
+
+
+def _rec_head(channels: Mapping[str, np.ndarray], header: Mapping[str, Any]) -> bytes:
+    n = next(iter(channels.values())).shape[1]
+    names = ["t"] + [f"{s}{j + 1}" for j in range(n) for s in SIGNALS]
+    return ("# " + json.dumps(header, separators=(",", ":")) + "\n" + ",".join(names) + "\n").encode()
+
+
+def format_rec_rows(t: np.ndarray, channels: Mapping[str, np.ndarray], *, threads: int = 2) -> bytearray:
+    """The rows of a REC (everything after its two header lines), formatted ahead of the header: after
+    ``REC_HEADROOM`` free bytes, for :func:`format_rec` ``rows=`` (which writes the header there, once)."""
+    return format_rows(_rec_matrix(t, channels), prefix=bytes(REC_HEADROOM), threads=threads)
+
+
+def format_rec(t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mapping[str, Any], *,
+               rows: bytearray | None = None) -> bytearray | memoryview:
+    """Render the REC CSV (a bytes-like object: a ``bytearray``, or a ``memoryview`` of ``rows``).
 
     Parameters
     ----------
     t : ndarray, (N,)
     channels : mapping signal name -> ndarray (N, n_joints), for every name in :data:`SIGNALS`
     header : JSON-able metadata written on the first line
+    rows : bytearray, optional
+        The same ``t`` and ``channels`` already formatted by :func:`format_rec_rows` (say on another thread
+        while the identification finished); the header is written into its free bytes, so it is used once.
     """
-    n = next(iter(channels.values())).shape[1]
-    names = ["t"] + [f"{s}{j + 1}" for j in range(n) for s in SIGNALS]
-    data = np.empty((t.shape[0], 1 + len(SIGNALS) * n))
-    data[:, 0] = t
-    for j in range(n):
-        for k, s in enumerate(SIGNALS):
-            data[:, 1 + j * len(SIGNALS) + k] = channels[s][:, j]
-    head = "# " + json.dumps(header, separators=(",", ":")) + "\n" + ",".join(names) + "\n"
-    return format_rows(data, prefix=head.encode())
+    head = _rec_head(channels, header)
+    if rows is None:
+        return format_rows(_rec_matrix(t, channels), prefix=head)
+    start = REC_HEADROOM - len(head)
+    if start < 0:                       # (a header longer than the headroom: joined with a copy)
+        return bytearray(head) + memoryview(rows)[REC_HEADROOM:]
+    rows[start:REC_HEADROOM] = head
+    return memoryview(rows)[start:]
 
 
 def read_rec(path) -> tuple[dict[str, Any], np.ndarray, dict[str, np.ndarray]]:

@@ -1,0 +1,134 @@
+"""The fast paths of a default identification give what the direct computations give (issue 15, speed).
+
+- the blocked QR (TSQR) of the tall per-joint rows: the R factor of one LAPACK QR (``RᵀR = AᵀA``);
+- the physically consistent continuation from the linear fit's weighted R factor: the estimate of a fresh
+  QR of all its columns (the former path, still used without the factor);
+- the selection's conditionings on a second thread: the same walk, scores and choice as on one thread;
+- the REC rows formatted on a second thread during the diagnoses: the same file, byte for byte;
+- BLAS on one thread inside :func:`identify`; the quadratic forms of the uncertainty.
+
+Small simulated recordings (the PUMA arm of tests/test_consistent.py); no timing here (benchmarks/speed.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+
+import dynid.identification.fit as fit_module
+from dynid import Identifier
+from dynid.identification import IdentifyOptions, identify
+from dynid.identification.diagnostics import _quadratic_forms
+from dynid.identification.select import select_auto
+from dynid.identification.solve import QR_BLOCK, tall_r_factor
+from dynid.threads import limit_threads
+
+from .test_consistent import arm, perturbed_truth, simulate
+
+
+@pytest.fixture(scope="module")
+def run():
+    """8 s of the PUMA arm at 500 Hz (4000 samples, 6 joints), 1 % torque noise, links 20 % off the prior."""
+    plant = arm()
+    theta = perturbed_truth(plant, seed=3)
+    rec, _ = simulate(plant, theta, seed=5, base_hz=0.2, harmonics=[1, 2, 3], duration_s=8.0, share=0.3, noise=0.01)
+    return plant, rec
+
+
+@pytest.mark.parametrize("n", [40, QR_BLOCK + 3, 3 * QR_BLOCK, 5 * QR_BLOCK + 777])
+@pytest.mark.parametrize("dependent", [False, True])
+def test_blocked_qr_gives_the_r_factor_of_one_qr(rng, n, dependent):
+    A = rng.normal(size=(n, 31)) * np.logspace(-3, 3, 31)          # badly scaled columns
+    if dependent:
+        A[:, 9] = A[:, 2] - 2 * A[:, 5]                               # a column earlier ones give
+    R = tall_r_factor(A)
+    R0 = np.linalg.qr(A, mode="r")                                    # one LAPACK QR
+    assert R.shape == R0.shape == (31, 31)
+    assert np.allclose(np.tril(R, -1), 0.0)
+    np.testing.assert_allclose(R.T @ R, A.T @ A, rtol=0, atol=1e-12 * np.abs(A.T @ A).max())
+    if dependent:   # the factor is unique only up to the dependent column: its diagonal is round-off
+        assert abs(R[9, 9]) < 1e-12 * np.abs(R).max()
+        np.testing.assert_allclose(np.abs(R[:9]), np.abs(R0[:9]), rtol=0, atol=1e-10 * np.abs(R0).max())
+    else:           # unique up to the signs of its rows
+        np.testing.assert_allclose(np.abs(R), np.abs(R0), rtol=0, atol=1e-10 * np.abs(R0).max())
+
+
+def test_consistent_continuation_from_the_linear_factor_matches_a_fresh_qr(run, monkeypatch):
+    plant, rec = run
+    options = IdentifyOptions(estimator="consistent", select_cutoff=False)
+    plant = type(plant)(plant.model.with_config(friction="viscous+coulomb"))
+    fast = identify(rec, plant, options)
+    linear = fit_module.weighted_lstsq
+    monkeypatch.setattr(fit_module, "weighted_lstsq",
+                        lambda *a, **k: dataclasses.replace(linear(*a, **k), weighted_factor=None))
+    direct = identify(rec, plant, options)
+    assert fast.consistent is not None and direct.consistent is not None
+    assert fast.consistent.iterations == direct.consistent.iterations
+    # what the data determine (the base parameters) agrees to round-off amplified by the fit's conditioning; every
+    # parameter agrees far inside its uncertainty
+    np.testing.assert_allclose(fast.base_values, direct.base_values, rtol=1e-7,
+                               atol=1e-9 * np.abs(direct.base_values).max())
+    std = np.where(np.isfinite(direct.std), direct.std, np.inf)
+    assert np.all(np.abs(fast.theta - direct.theta) <= 1e-5 * std + 1e-9 * np.abs(direct.theta).max())
+    np.testing.assert_allclose(fast.lsq.std, direct.lsq.std, rtol=1e-5)
+    np.testing.assert_allclose(fast.tcmd, direct.tcmd, rtol=0, atol=1e-8 * np.abs(direct.tcmd).max())
+    assert fast.success == direct.success
+    assert [d.code for d in fast.diagnostics] == [d.code for d in direct.diagnostics]
+
+
+def test_selection_on_two_threads_walks_and_scores_as_on_one(run):
+    plant, rec = run
+    with limit_threads(1):                     # no conditioning ahead
+        one = select_auto(rec, plant, IdentifyOptions())
+    two = select_auto(rec, plant, IdentifyOptions())
+    assert list(one.scores) == list(two.scores)                        # the same cutoffs, in the same order
+    np.testing.assert_allclose(list(two.scores.values()), list(one.scores.values()), rtol=1e-12)
+    assert (one.cutoff_hz, one.friction, one.ridge) == (two.cutoff_hz, two.friction, two.ridge)
+    assert len({c for c, _, _ in two.scores}) <= 3                    # the walk's at most three conditionings
+
+
+def test_rec_rows_formatted_during_the_fit_give_the_same_files(run, tmp_path):
+    plant, rec = run
+    est = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0).fit(rec)
+    assert est._rec_rows is not None                                 # formatted on a second thread ...
+    a = est.write(tmp_path / "a", report=False)
+    assert est._rec_rows is None                                     # ... used once, then dropped
+    b = est.write(tmp_path / "b", report=False)                      # formatted in write_run
+    one = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=1).fit(rec)
+    assert one._rec_rows is None
+    c = one.write(tmp_path / "c", report=False)
+    rec_a, rec_b, rec_c = (d["IDNT1.REC"].read_bytes() for d in (a, b, c))
+    assert rec_a == rec_b == rec_c
+    assert rec_a.startswith(b"# {") and rec_a.count(b"\n") == est.result_.cond.data_length + 2
+    est._prepare_rec(est.result_.cond, est.result_.tcmd)
+    state = est.__getstate__()                                       # the thread's result is not pickled
+    assert "_rec_rows" not in state and state["model_"] is est.model_
+    assert pickle.loads(pickle.dumps(Identifier("rotary1", threads=2))).threads == 2
+
+
+def test_identify_calls_on_evaluated_once_with_the_final_signals_and_one_blas_thread(run):
+    from threadpoolctl import threadpool_info
+
+    plant, rec = run
+    seen = []
+
+    def hook(cond, tcmd):
+        blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+        seen.append((cond, tcmd, blas))
+
+    res = identify(rec, plant, IdentifyOptions(), on_evaluated=hook)
+    assert len(seen) == 1
+    cond, tcmd, blas = seen[0]
+    assert cond is res.cond and tcmd is res.tcmd
+    assert blas and all(n == 1 for n in blas)
+
+
+def test_quadratic_forms_match_a_loop(rng):
+    Y = rng.normal(size=(7, 3, 5))
+    B = rng.normal(size=(5, 5))
+    C = B @ B.T
+    expected = np.array([[Y[k, n] @ C @ Y[k, n] for n in range(3)] for k in range(7)])
+    np.testing.assert_allclose(_quadratic_forms(Y, C), expected, rtol=1e-13)
