@@ -293,14 +293,19 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     ncol = len(header)
     import warnings
 
-    data = None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "input contained no data" is handled below
-            data = np.loadtxt(path, delimiter=",", dtype=float, ndmin=2, skiprows=n_before, comments="#",
-                              encoding="utf-8-sig")
-    except (ValueError, UnicodeDecodeError):
-        data = None
+    from ..threads import num_threads
+    from ._fastparse import parse_numeric_csv
+
+    # the compiled parser (same numbers, ~4x faster) for plain numeric rows; numpy's for everything else
+    data = parse_numeric_csv(path, n_before, ncol, threads=min(2, num_threads()))
+    if data is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "input contained no data" is handled below
+                data = np.loadtxt(path, delimiter=",", dtype=float, ndmin=2, skiprows=n_before, comments="#",
+                                  encoding="utf-8-sig")
+        except (ValueError, UnicodeDecodeError):
+            data = None
     if data is not None and data.size == 0:
         raise InputDataError(f"{src}: the header is there but there are no data rows",
                              hint="the recording holds no samples; record again")

@@ -44,7 +44,6 @@ and links", IJRR 5(3):101–119, 1986 (the regressor form of Newton–Euler).
 from __future__ import annotations
 
 import ctypes
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -401,17 +400,10 @@ _MAX_JOINTS_KERNEL = 32
 @lru_cache(maxsize=1)
 def _load_kernel():
     """The compiled kernel's C function, or None (not built, or ``DYNID_NO_KERNEL=1``)."""
-    if os.environ.get("DYNID_NO_KERNEL", "") not in ("", "0"):
-        return None
-    try:
-        from . import _rnea_kernel
-    except ImportError:
-        return None
-    fn = ctypes.CDLL(_rnea_kernel.__file__).dynid_chain_regressor
+    from .._ckernel import c_function
+
     P, I = ctypes.c_void_p, ctypes.c_int
-    fn.argtypes = [I, P, P, P, P, P, P, ctypes.c_long, P, P, P, P]
-    fn.restype = I
-    return fn
+    return c_function("dynid.models._rnea_kernel", "dynid_chain_regressor", [I, P, P, P, P, P, P, ctypes.c_long, P, P, P, P], I)
 
 
 def kernel_available() -> bool:

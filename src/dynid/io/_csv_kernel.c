@@ -1,0 +1,131 @@
+/* Compiled parser of a numeric CSV body for dynid.io.readers (optional; called through ctypes).
+ *
+ * dynid_parse_csv(buf, len, ncol, out, max_rows) reads rows of exactly `ncol` comma-separated decimal
+ * numbers from buf[0:len) into out (row-major doubles). Blank lines and '#' comments (to the end of the
+ * line) are skipped, '\r' before '\n' is ignored, fields may carry spaces or tabs around the number.
+ * Numbers are converted exactly as strtod (C locale) rounds them, as numpy's loadtxt does — the values are
+ * the same bit for bit: by Clinger's fast path where it is exact (mantissa below 2^53, power of ten within
+ * +-22: every value dynid writes), else by strtod. Anything else — an empty, quoted, hexadecimal or non-numeric field,
+ * NaN or inf written out, a row with another number of fields, more rows than max_rows — makes it return
+ * -(1 + index of the line), and the caller reads the file with numpy's loadtxt instead (whose errors are
+ * then reported). Returns the number of rows. It touches no Python object: ctypes releases the GIL
+ * around the call, so two threads parse the two halves of a file at once.
+ */
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int allowed(char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == 'e' || c == 'E';
+}
+
+static int blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+                                 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* a[0:n] (only characters `allowed` accepts) as a double, exactly as strtod rounds it. Clinger's fast path:
+ * a decimal mantissa below 2^53 and a power of ten within +-22 are both exact doubles, so one IEEE
+ * multiplication or division rounds correctly; anything else goes to strtod. 0: not a number. */
+static int number(const char *a, long n, double *v) {
+    const char *s = a, *e = a + n;
+    int neg = 0;
+    if (s < e && (*s == '+' || *s == '-')) neg = (*s++ == '-');
+    unsigned long long m = 0;
+    int digits = 0, frac = 0, seen = 0, dot = 0;
+    for (; s < e; ++s) {
+        if (*s >= '0' && *s <= '9') {
+            seen = 1;
+            if (digits < 19) {
+                if (m || *s != '0') ++digits;
+                m = m * 10 + (unsigned)(*s - '0');
+                if (dot) ++frac;
+            } else {
+                digits = 99;                    /* too many digits for the fast path */
+            }
+        } else if (*s == '.' && !dot) {
+            dot = 1;
+        } else {
+            break;
+        }
+    }
+    if (!seen) return 0;
+    long ex = 0;
+    if (s < e && (*s == 'e' || *s == 'E')) {
+        ++s;
+        int eneg = 0, edig = 0;
+        if (s < e && (*s == '+' || *s == '-')) eneg = (*s++ == '-');
+        for (; s < e && *s >= '0' && *s <= '9'; ++s, ++edig)
+            if (ex < 100000) ex = ex * 10 + (*s - '0');
+        if (!edig) return 0;
+        if (eneg) ex = -ex;
+    }
+    if (s != e) return 0;
+    long p = ex - frac;
+    if (digits <= 19 && m <= (1ULL << 53) && p >= -22 && p <= 22) {
+        double x = (double)m;
+        x = p < 0 ? x / POW10[-p] : x * POW10[p];
+        *v = neg ? -x : x;
+        return 1;
+    }
+    char small[64];
+    char *tmp = n < (long)sizeof(small) ? small : malloc((size_t)n + 1);
+    if (tmp == NULL) return 0;
+    memcpy(tmp, a, (size_t)n);
+    tmp[n] = '\0';
+    char *used;
+    *v = strtod(tmp, &used);
+    int ok = used == tmp + n;
+    if (tmp != small) free(tmp);
+    return ok;
+}
+
+long dynid_parse_csv(const char *buf, long len, int ncol, double *out, long max_rows) {
+    const char *p = buf, *end = buf + len;
+    long rows = 0, line = 0;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (eol == NULL) eol = end;
+        const char *stop = memchr(p, '#', (size_t)(eol - p));
+        if (stop == NULL) stop = eol;
+        const char *s = p;
+        while (s < stop && blank(*s)) ++s;
+        if (s == stop) {                     /* blank or comment line */
+            p = eol + 1;
+            ++line;
+            continue;
+        }
+        if (rows >= max_rows) return -(1 + line);
+        double *row = out + rows * (long)ncol;
+        s = p;
+        for (int c = 0; c < ncol; ++c) {
+            const char *fe = memchr(s, ',', (size_t)(stop - s));
+            if (fe == NULL) {
+                if (c != ncol - 1) return -(1 + line);
+                fe = stop;
+            } else if (c == ncol - 1) {
+                return -(1 + line);
+            }
+            const char *a = s, *b = fe;
+            while (a < b && blank(*a)) ++a;
+            while (b > a && blank(b[-1])) --b;
+            long n = (long)(b - a);
+            if (n <= 0) return -(1 + line);
+            for (long k = 0; k < n; ++k)
+                if (!allowed(a[k])) return -(1 + line);
+            if (!number(a, n, row + c)) return -(1 + line);
+            s = fe + 1;
+        }
+        ++rows;
+        p = eol + 1;
+        ++line;
+    }
+    return rows;
+}
+
+static struct PyModuleDef csv_module = {
+    PyModuleDef_HEAD_INIT, "_csv_kernel",
+    "Compiled parser of numeric CSV rows, called through ctypes (see dynid.io.readers).", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit__csv_kernel(void) { return PyModule_Create(&csv_module); }
