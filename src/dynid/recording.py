@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
+
+from ._numeric import median
 
 from .errors import InputDataError, ShapeError
 
@@ -111,10 +114,11 @@ class Recording:
     def n_joints(self) -> int:
         return int(self.q.shape[1])
 
-    @property
+    @functools.cached_property
     def sample_period(self) -> float:
-        """Median time step [s] (the controller cycle; jitter of the time stamps is ignored)."""
-        return float(np.median(np.diff(self.t))) if self.n_samples > 1 else float("nan")
+        """Median time step [s] (the controller cycle; jitter of the time stamps is ignored; computed once:
+        the arrays are read-only)."""
+        return float(median(np.diff(self.t))) if self.n_samples > 1 else float("nan")
 
     def slice(self, start: int, stop: int) -> "Recording":
         """Samples ``start:stop`` as a new recording."""

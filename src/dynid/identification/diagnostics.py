@@ -53,6 +53,9 @@ from typing import Any
 
 import numpy as np
 
+from .._numeric import median
+from ..threads import num_threads
+
 from .delay import DELAY_SEARCH_SAMPLES, MIN_DELAY_SAMPLES, estimate_delay, friction_sign  # noqa: F401 (re-exported)
 
 __all__ = ["Diagnostic", "diagnose", "cycles_per_joint", "estimate_delay", "friction_sign", "verdict",
@@ -115,11 +118,29 @@ def _axis(ident, j: int) -> str:
 
 
 def diagnose(ident) -> list[Diagnostic]:
-    """Run every check on an :class:`~dynid.identification.pipeline.Identification`."""
-    out: list[Diagnostic] = []
-    for check in (_too_slow, _few_cycles, _small_range, _saturation, _stick_slip, _conditioning, _misalignment,
-                  _systematic_residual, _implausible, _undetermined, _prior_scale, _failing_axes, _noise):
-        out.extend(check(ident))
+    """Run every check on an :class:`~dynid.identification.pipeline.Identification`.
+
+    The checks only read the identification; with more than one thread allowed, the two that refit or
+    evaluate the model on many samples (too slow, misalignment) run on a second thread meanwhile. The
+    findings come in the checks' order either way.
+    """
+    checks = (_too_slow, _few_cycles, _small_range, _saturation, _stick_slip, _conditioning, _misalignment,
+              _systematic_residual, _implausible, _undetermined, _prior_scale, _failing_axes, _noise)
+    heavy = (_too_slow, _misalignment)
+    found: dict[Any, list[Diagnostic]] = {}
+    if num_threads() > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as ex:
+            aside = ex.submit(lambda: {c: list(c(ident)) for c in heavy})
+            for check in checks:
+                if check not in heavy:
+                    found[check] = list(check(ident))
+            found.update(aside.result())
+    else:
+        for check in checks:
+            found[check] = list(check(ident))
+    out = [d for check in checks for d in found[check]]
     if any(d.code == "saturation" for d in out):  # clipped feedback also passes for a delay: report the cause only
         out = [d for d in out if d.code != "misalignment"]
     return out
@@ -326,7 +347,7 @@ def _saturation(ident) -> list[Diagnostic]:
         raw = cond.tau_raw[:, j]
         filt = cond.tau[:, j]
         model = ident.tcmd[:, j]
-        noise = 1.4826 * np.median(np.abs(np.diff(raw))) / np.sqrt(2)
+        noise = 1.4826 * median(np.abs(np.diff(raw))) / np.sqrt(2)
         found = None
         for sgn in (1.0, -1.0):
             level = np.max(sgn * raw)
@@ -543,7 +564,7 @@ def reference_states(ident, n: int = REFERENCE_STATES, seed: int = 0):
     vpk, apk = np.abs(qd).max(axis=0), np.abs(qdd).max(axis=0)
     moving = half >= 0.5 * need
     w = vpk / np.where(half > 0, half, np.inf)
-    w_typ = float(np.median(w[moving] if moving.any() else w))
+    w_typ = float(median(w[moving] if moving.any() else w))
     vmax, amax = np.maximum(vpk, w_typ * amp), np.maximum(apk, w_typ**2 * amp)
     if model.configuration_check(q[:1]) is not None:      # a mechanism: recorded positions assemble
         qs = q[rng.integers(0, q.shape[0], n)]

@@ -174,7 +174,7 @@ def aligned(fit: Fit) -> Fit:
 
 # ------------------------------------------------------------------------------ the joint choice
 
-SELECTION_SAMPLES = 4000
+SELECTION_SAMPLES = 2500
 """At most this many (decimated) samples score the candidates of :func:`select_auto`."""
 RIDGES = (0.0, 0.01, 0.1)
 """Prior-regularisation strengths tried by ``auto`` when the model has a-priori inertias
@@ -271,17 +271,18 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             return None
 
     # the conditionings are the bulk of the work and independent of each other (numpy's FFTs and ufuncs release
-    # the GIL): with two threads, the candidates after the default are conditioned on a second one, started now,
-    # in the order the walk below needs them — the first and second step up, the first step down (one of the last
-    # two is never scored: conditioned in vain, on the otherwise idle core) — while this thread prepares,
-    # conditions the default and scores
+    # the GIL): with two threads, the candidates after the default are conditioned on a second one, started now —
+    # the first step up, the first step down, then the second step up (the walk needs the step down unless the
+    # step up wins, which is the rarer case: the default cutoff is placed near the optimum; one of the last two is
+    # conditioned in vain, on the otherwise idle core) — while this thread prepares, conditions the default and
+    # scores
     home = default_hz if default_hz in cutoffs else cutoffs[0]
     i0 = cutoffs.index(home)
     up, down = cutoffs[i0 + 1:], cutoffs[:i0][::-1]
     ahead = ThreadPoolExecutor(1) if num_threads() > 1 and len(cutoffs) > 1 else None
     pending: dict[float, Future] = {}
     if ahead is not None:
-        for fc in (*up[:2], *down[:1]):
+        for fc in (*up[:1], *down[:1], *up[1:2]):
             pending[fc] = ahead.submit(conditioned, fc)
     try:
         plants = {s: first if s == specs[0] else Plant(model.with_config(friction=s)) for s in specs}

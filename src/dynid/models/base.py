@@ -13,6 +13,8 @@ simulator and runtime only ever talk to a :class:`Plant`.
 
 from __future__ import annotations
 
+import copy
+
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Mapping, Sequence
@@ -248,8 +250,15 @@ class DynamicModel(ABC):
     def with_config(self, **changes: Any) -> "DynamicModel":
         """The same robot with some :class:`~dynid.models.config.ModelConfig` fields replaced.
 
-        Models whose constructor takes more than the configuration (e.g. a URDF) override this.
+        Models whose constructor takes more than the configuration (e.g. a URDF) override this. Only the
+        friction model changing (no model reads it: the :class:`Plant` builds its friction block), the robot
+        is the same: a copy with the new configuration, not a new build (a URDF chain is not compiled again
+        for each candidate friction model of a selection).
         """
+        if set(changes) <= {"friction"}:
+            twin = copy.copy(self)
+            twin.config = replace(self.config, **changes)
+            return twin
         return type(self)(replace(self.config, **changes))
 
     def with_payload(self, mass: float | None = None, inertia: float | None = None) -> "DynamicModel":

@@ -46,6 +46,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .._numeric import median
+
 from .._validation import as_vector
 from ..errors import ConfigError, InputDataError
 from ..recording import Recording
@@ -250,20 +252,30 @@ def butterworth_filtfilt(x: np.ndarray, cutoff_hz: float, dt: float, order: int 
         x = x[:, None]
     n = x.shape[0]
     pad = int(min(n - 1, max(3 * (2 * order + 1), math.ceil(3.0 / (cutoff_hz * dt)))))
-    front = 2.0 * x[:1] - x[pad:0:-1]
-    back = 2.0 * x[-1:] - x[-2:-pad - 2:-1]
-    xe = np.concatenate([front, x, back])
-    m = xe.shape[0]
-    ramp = xe[:1] + (xe[-1:] - xe[:1]) * np.linspace(0.0, 1.0, m)[:, None]
+    m = n + 2 * pad
     nfft = _fft_length(m + pad)
+    # the extended signal minus its end-to-end ramp, built in place in the zero-padded transform buffer
+    # (few full-size temporaries: each costs its page faults)
+    xe = np.zeros((nfft, x.shape[1]))
+    np.subtract(2.0 * x[:1], x[pad:0:-1], out=xe[:pad])
+    xe[pad:pad + n] = x
+    np.subtract(2.0 * x[-1:], x[-2:-pad - 2:-1], out=xe[pad + n:m])
+    x0 = xe[0].copy()
+    slope = xe[m - 1] - x0
+    t = np.linspace(0.0, 1.0, m)
+    body = xe[:m]
+    body -= x0
+    body -= t[:, None] * slope
     f = np.fft.rfftfreq(nfft, dt)
     H = 1.0 / (1.0 + (f / cutoff_hz) ** (2 * order))
     if highpass:
         H = 1.0 - H
-    y = np.fft.irfft(np.fft.rfft(xe - ramp, nfft, axis=0) * H[:, None], nfft, axis=0)[:m]
+    X = np.fft.rfft(xe, axis=0)
+    X *= H[:, None]
+    y = np.fft.irfft(X, nfft, axis=0)[pad:pad + n]
     if not highpass:
-        y = y + ramp
-    y = y[pad:pad + n]
+        y += x0
+        y += t[pad:pad + n, None] * slope
     return y[:, 0] if squeeze else y
 
 
@@ -347,7 +359,7 @@ def _noise_std(v: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
     if lo >= 0.49 / dt:
         return np.zeros(v.shape[1])
     hp = butterworth_filtfilt(v, lo, dt, 4, highpass=True)
-    mad = np.median(np.abs(hp - np.median(hp, axis=0)), axis=0)
+    mad = median(np.abs(hp - median(hp, axis=0)), axis=0)
     return 1.4826 * mad
 
 

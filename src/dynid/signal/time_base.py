@@ -44,6 +44,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._numeric import median
+
 __all__ = ["TimeBase", "find_time_base", "regrid", "repeated_steps", "cycle_ratios", "REPEAT_FACTOR", "REPEAT_QUANTA",
            "GRID_TOLERANCE", "WINDOW", "RATIO_STD", "INTEGER_TOLERANCE"]
 
@@ -187,7 +189,7 @@ def cycle_ratios(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             m = np.maximum(np.rint(r), 1.0)
             u = _running_sum(D, WINDOW) / _running_sum(m[:, None], WINDOW)
             e = D - m[:, None] * u
-            sigma = np.maximum(1.4826 * np.median(np.abs(e), axis=0), floor)
+            sigma = np.maximum(1.4826 * median(np.abs(e), axis=0), floor)
             w = np.where(moves & (sigma > 0), 1.0 / np.where(sigma > 0, sigma, 1.0) ** 2, 0.0)
         den = (u * u * w).sum(axis=1)
         r = np.where(den > 0, (D * u * w).sum(axis=1) / den, 1.0)
@@ -210,7 +212,7 @@ def find_time_base(t: np.ndarray, q: np.ndarray) -> tuple[TimeBase | None, str]:
     if N < 3:
         return None, "too short"
     dt = np.diff(t)
-    T = float(np.median(dt))
+    T = float(median(dt))
     rep = repeated_steps(q)
     steps = dt / T
     on_grid = bool(np.all(np.abs(steps - np.rint(steps)) <= GRID_TOLERANCE) and np.all(np.rint(steps) >= 1))
@@ -225,7 +227,7 @@ def find_time_base(t: np.ndarray, q: np.ndarray) -> tuple[TimeBase | None, str]:
         D = np.diff(q, axis=0)[idx]
         r, std = cycle_ratios(D)
         sure = (std < RATIO_STD) & np.any(D != 0, axis=1)     # equal rows that are not repeats: at rest
-        if sure.sum() >= _MIN_RATIOS and np.median(np.abs(r[sure] - np.rint(r[sure]))) >= INTEGER_TOLERANCE:
+        if sure.sum() >= _MIN_RATIOS and median(np.abs(r[sure] - np.rint(r[sure]))) >= INTEGER_TOLERANCE:
             return None, "irregular sampling (the positions do not advance by whole cycles)"
         m = np.zeros(N - 1, dtype=np.int64)
         m[idx] = np.where(sure, np.maximum(np.rint(r), 1.0), 1.0).astype(np.int64)
