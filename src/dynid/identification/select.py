@@ -271,18 +271,17 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             return None
 
     # the conditionings are the bulk of the work and independent of each other (numpy's FFTs and ufuncs release
-    # the GIL): with two threads, the candidates after the default are conditioned on a second one, started now —
-    # the first step up, the first step down, then the second step up (the walk needs the step down unless the
-    # step up wins, which is the rarer case: the default cutoff is placed near the optimum; one of the last two is
-    # conditioned in vain, on the otherwise idle core) — while this thread prepares, conditions the default and
-    # scores
+    # the GIL): with two threads, the first step up and the first step down are conditioned on a second one,
+    # started now, while this thread prepares, conditions the default and scores; the walk needs the step down
+    # unless the step up wins (the rarer case: the default cutoff is placed near the optimum), and a second step
+    # up is conditioned when the walk gets there
     home = default_hz if default_hz in cutoffs else cutoffs[0]
     i0 = cutoffs.index(home)
     up, down = cutoffs[i0 + 1:], cutoffs[:i0][::-1]
     ahead = ThreadPoolExecutor(1) if num_threads() > 1 and len(cutoffs) > 1 else None
     pending: dict[float, Future] = {}
     if ahead is not None:
-        for fc in (*up[:1], *down[:1], *up[1:2]):
+        for fc in (*up[:1], *down[:1]):
             pending[fc] = ahead.submit(conditioned, fc)
     try:
         plants = {s: first if s == specs[0] else Plant(model.with_config(friction=s)) for s in specs}
