@@ -333,3 +333,31 @@ def test_ctrl_c_on_a_local_cluster(fleet, tmp_path):
     code, err = interrupt_after_first_run(fleet[0], tmp_path / "out", "local")
     assert code == 130, err
     check_interrupted(tmp_path / "out", err)
+
+
+def test_dask_log_records_after_a_ctrl_c_are_dropped(caplog):
+    """Interrupting the client's wait makes Dask's own callbacks fail on its loop thread (a NameError in
+    distributed.utils.sync's cancel, logged by tornado with its traceback — seen in CI): from the SIGINT on,
+    such records are dropped; before it they pass, and the handler still raises KeyboardInterrupt."""
+    import logging
+    import signal as _signal
+
+    from dynid.fleet.batch import _quiet_after_interrupt
+
+    log = logging.getLogger("tornado.application")
+    previous = _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+    try:
+        with caplog.at_level(logging.ERROR):
+            with _quiet_after_interrupt():
+                log.error("before the interrupt")
+                with pytest.raises(KeyboardInterrupt):
+                    os.kill(os.getpid(), _signal.SIGINT)
+                    time.sleep(1.0)                      # the signal is handled between bytecodes
+                log.error("Exception in callback: NameError (after the interrupt)")
+            restored = _signal.getsignal(_signal.SIGINT)
+            log.error("after the run")
+    finally:
+        _signal.signal(_signal.SIGINT, previous)
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == ["before the interrupt", "after the run"]
+    assert restored is _signal.default_int_handler                  # the handler of before the run is back

@@ -366,19 +366,46 @@ def _connect(scheduler: str, workers: int | None, timeout_s: float):
     return client, None
 
 
+_DASK_LOGGERS = ("tornado.application", "tornado.general", "asyncio", "distributed.utils", "distributed.client",
+                 "distributed.core", "distributed.nanny", "distributed.worker", "distributed.scheduler")
+
+
 @contextlib.contextmanager
-def _quiet_dask_logs() -> Iterator[None]:
-    """Dask's, tornado's and asyncio's loggers at CRITICAL (restored on exit): closing a cluster whose tasks a
-    Ctrl-C interrupted may log their tracebacks, which say nothing to the user (the summary says what ran)."""
-    loggers = [logging.getLogger(name) for name in ("distributed", "tornado", "tornado.application", "asyncio")]
-    levels = [lg.level for lg in loggers]
+def _quiet_after_interrupt() -> Iterator[None]:
+    """Ctrl-C while Dask runs: from the moment the signal arrives, Dask's, tornado's and asyncio's log records
+    are dropped. Interrupting the client's wait makes Dask's own callbacks fail on its event-loop thread
+    (e.g. ``distributed.utils.sync``'s cancel: a NameError logged by tornado with its traceback), which says
+    nothing to the user — the summary says what ran. The flag is set by this SIGINT handler *before* the
+    KeyboardInterrupt is raised, so no such record slips through; before a Ctrl-C nothing is filtered."""
+    interrupted = threading.Event()
+
+    class _AfterInterrupt(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return not interrupted.is_set()
+
+    flt = _AfterInterrupt()
+    loggers = [logging.getLogger(name) for name in _DASK_LOGGERS]
     for lg in loggers:
-        lg.setLevel(logging.CRITICAL)
+        lg.addFilter(flt)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+
+    def on_sigint(signum, frame):
+        interrupted.set()
+        if callable(previous):
+            previous(signum, frame)             # Python's default handler: raises KeyboardInterrupt
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    if main and previous is not None and previous != signal.SIG_IGN:
+        signal.signal(signal.SIGINT, on_sigint)
     try:
         yield
     finally:
-        for lg, level in zip(loggers, levels):
-            lg.setLevel(level)
+        if main and previous is not None and previous != signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)
+        for lg in loggers:
+            lg.removeFilter(flt)
 
 
 @contextlib.contextmanager
@@ -515,6 +542,9 @@ def run_batch(recordings: Sequence[str | os.PathLike], out_dir: str | os.PathLik
             progress(f"{done}/{n} recordings", done / n)
 
     client = cluster = None
+    quiet = contextlib.ExitStack()
+    if scheduler != "serial":      # a Ctrl-C makes Dask's own callbacks log tracebacks: dropped from then on
+        quiet.enter_context(_quiet_after_interrupt())
     try:
         if progress is not None:
             progress(f"0/{n} recordings" if scheduler == "serial" else f"connecting to {scheduler}", 0.0)
@@ -527,8 +557,7 @@ def run_batch(recordings: Sequence[str | os.PathLike], out_dir: str | os.PathLik
                 progress(f"0/{n} recordings", 0.0)
             _run_dask(client, paths, job, finished)
     except KeyboardInterrupt:
-        with _quiet_dask_logs():        # Dask's and tornado's own reports of the interrupted tasks are noise here
-            _close(client, cluster)
+        _close(client, cluster)
         client = cluster = None
         _remove_leftovers(out, token)
         complete = _fill_interrupted(paths, results, job, finished)
@@ -543,6 +572,7 @@ def run_batch(recordings: Sequence[str | os.PathLike], out_dir: str | os.PathLik
         _remove_leftovers(out, token)
         if reg is not None and hasattr(reg, "close"):
             reg.close()
+        quiet.close()
     final = [r for r in results if r is not None]
     write_summary(out / SUMMARY_NAME, final, n_joints=model.n_joints)
     return final
