@@ -86,6 +86,8 @@ def _check_against_pinocchio(model, pmodel, p=None, seed=0):
     assert np.abs(Y - Y_ref).max() <= TOL * scale
     p = model.example_parameters() if p is None else p
     np.testing.assert_allclose(Y @ p, tau_ref, rtol=0, atol=TOL * max(1.0, np.abs(tau_ref).max()))
+    # the torque alone (the kernel's fused Y @ p, without storing Y; the numpy path otherwise)
+    np.testing.assert_allclose(model.torque(p, q, qd, qdd), tau_ref, rtol=0, atol=TOL * max(1.0, np.abs(tau_ref).max()))
     return np.abs(Y - Y_ref).max() / scale
 
 
@@ -352,6 +354,8 @@ def test_dh_chain_torque_matches_pinocchio(convention, backend_path):
     tau_ref, Y_ref = _pin_reference(pm, q, qd, qdd)
     Y = model.regressor(q, qd, qdd)
     np.testing.assert_allclose(Y @ model.example_parameters(), tau_ref, rtol=0, atol=TOL * np.abs(tau_ref).max())
+    np.testing.assert_allclose(model.torque(model.example_parameters(), q, qd, qdd), tau_ref, rtol=0,
+                               atol=TOL * np.abs(tau_ref).max())
     # parameters of body k in its DH frame -> in Pinocchio's joint frame: pi_joint = L_k pi_dh
     rng = np.random.default_rng(6)
     Yp = Y_ref[:, :, _pin_columns(6)]
@@ -615,3 +619,17 @@ def test_missing_urdf_file(tmp_path):
 def test_bad_configuration_is_a_config_error(config, match):
     with pytest.raises(ConfigError, match=match):
         make_model("serial", config)
+
+
+def test_torque_with_payload_and_counterbalance_is_the_regressor_times_the_parameters(backend_path):
+    """The fused torque adds the payload to the last body and the cylinder's columns as the regressor and the
+    offset do (both paths; the regressor itself is checked against Pinocchio above)."""
+    links = _random_links(len(DH_ROWS), seed=8)
+    cb = {"joint": 2, "kind": "gas", "base_distance": 0.8, "link_distance": 0.2, "angle_offset": 1.66,
+          "area": 0.0017, "volume": 0.00096}
+    model = make_model("serial", {"dh": DH_ROWS, "links": links, "counterbalance": [cb],
+                                  "payload": {"mass": 3.0, "inertia": 0.02}, "payload_com": [0.01, 0.0, 0.05]})
+    q, qd, qdd = _states(6, n_samples=5000, seed=9)
+    p = np.concatenate([model.example_parameters()[:-1], [1.5e4]])
+    want = model.regressor(q, qd, qdd) @ p + model.offset(q, qd, qdd)
+    np.testing.assert_allclose(model.torque(p, q, qd, qdd), want, rtol=0, atol=1e-12 * np.abs(want).max())

@@ -75,8 +75,10 @@ class Identification:
     def friction_values(self) -> np.ndarray:
         return self.theta[self.plant.n_model:]
 
-    @property
+    @cached_property
     def te(self) -> np.ndarray:
+        """Model torque minus the conditioned measured torque ``(N, n_joints)`` (computed once: the diagnoses
+        read it many times)."""
         return self.tcmd - self.cond.tau
 
 

@@ -50,7 +50,7 @@ def parse_numeric_csv(path: str | os.PathLike, skip: int, ncol: int, *, threads:
         if i < 0:
             return None
         pos = i + 1
-    if pos >= len(raw) or raw.count(b"\r") != raw.count(b"\r\n"):    # (lone CR line ends: numpy's reader)
+    if pos >= len(raw) or (b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n")):   # (lone CRs: numpy's)
         return None
     parts = [(pos, len(raw))]
     if threads > 1 and len(raw) - pos > SPLIT_BYTES:

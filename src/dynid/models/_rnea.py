@@ -50,7 +50,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["Element", "CompiledChain", "compile_chain", "chain_regressor", "body_wrench_regressor", "N_BODY_PARAMS",
+__all__ = ["Element", "CompiledChain", "compile_chain", "chain_regressor", "chain_torque", "body_wrench_regressor", "N_BODY_PARAMS",
            "BODY_PARAM_NAMES"]
 
 N_BODY_PARAMS = 10
@@ -404,6 +404,49 @@ def _load_kernel():
 
     P, I = ctypes.c_void_p, ctypes.c_int
     return c_function("dynid.models._rnea_kernel", "dynid_chain_regressor", [I, P, P, P, P, P, P, ctypes.c_long, P, P, P, P], I)
+
+
+@lru_cache(maxsize=1)
+def _load_torque_kernel():
+    """The compiled kernel's fused torque ``Y(q, qd, qdd) @ pi`` (no regressor stored), or None."""
+    from .._ckernel import c_function
+
+    P, I = ctypes.c_void_p, ctypes.c_int
+    return c_function("dynid.models._rnea_kernel", "dynid_chain_torque",
+                      [I, P, P, P, P, P, P, ctypes.c_long, P, P, P, P, P], I)
+
+
+def chain_torque(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gravity: np.ndarray,
+                 pi: np.ndarray) -> np.ndarray | None:
+    """Joint torque ``chain_regressor(...) @ pi`` ``(N, n)`` by the compiled kernel without storing the regressor
+    (the same sums in another order: equal to round-off), split over threads; None when the kernel is
+    unavailable (the caller then multiplies the regressor)."""
+    fn = _load_torque_kernel() if _load_kernel() is not None else None
+    if fn is None or not chain.kernel_args or chain.n > _MAX_JOINTS_KERNEL:
+        return None
+    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, qdd))
+    pi = np.ascontiguousarray(pi, dtype=float)
+    g = np.ascontiguousarray(gravity, dtype=float)
+    N, n = q.shape
+    tau = np.empty((N, n))
+    ptr = lambda a: a.ctypes.data  # noqa: E731
+    const = (chain.n, *(ptr(a) for a in chain.kernel_args), ptr(g))
+
+    def run(k0: int, k1: int) -> int:
+        k0, k1 = int(k0), int(k1)
+        off = k0 * n * 8
+        return fn(*const, k1 - k0, ptr(q) + off, ptr(qd) + off, ptr(qdd) + off, ptr(pi), ptr(tau) + off)
+
+    nt = _kernel_threads(N)
+    edges = np.linspace(0, N, nt + 1).astype(int)
+    if nt == 1:
+        status = [run(0, N)]
+    else:  # ctypes releases the GIL during the call
+        with ThreadPoolExecutor(nt) as ex:
+            status = list(ex.map(run, edges[:-1], edges[1:]))
+    if any(status):
+        raise RuntimeError("dynid: the compiled torque kernel rejected its arguments")
+    return tau
 
 
 def kernel_available() -> bool:

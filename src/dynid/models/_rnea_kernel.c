@@ -20,7 +20,9 @@
 
 #define MAXJ 32
 
-int dynid_chain_regressor(
+/* The regressor of N samples into out (N, n, 10 n); or, with theta (10 n) given, the torque Y theta into
+ * tau (N, n) without storing Y (each sample's Y in a buffer on the stack). */
+static int chain_kernel(
     int n,                    /* joints = bodies */
     const int *rotary,        /* (n) 1 rotary, 0 linear */
     const double *T,          /* (n, 6, 18) blocks [E, B] of X^T (row-major 3x3 each) per basis function */
@@ -29,15 +31,18 @@ int dynid_chain_regressor(
     const double *crmT,       /* (n, 36) crm(screw)^T */
     const double *gravity,    /* (3) */
     long N, const double *q, const double *qd, const double *qdd,      /* (N, n) each */
-    double *out)              /* (N, n, 10 n) */
+    double *out,              /* (N, n, 10 n), or NULL with theta */
+    const double *theta,      /* (10 n) or NULL */
+    double *tau)              /* (N, n) with theta */
 {
     if (n > MAXJ || n < 1) return -1;
     const int P = 10 * n;
     double rows[2][MAXJ + 2][6];
     double XT[18], basis[6], phi[60], t[6];
+    double local[MAXJ * 10 * MAXJ];
     for (long k = 0; k < N; ++k) {
         const double *qk = q + k * n, *qdk = qd + k * n, *qddk = qdd + k * n;
-        double *Y = out + k * (long)n * P;
+        double *Y = theta != NULL ? local : out + k * (long)n * P;
         memset(Y, 0, sizeof(double) * (size_t)n * (size_t)P);
         int cur = 0;
         for (int i = 0; i < n; ++i) {
@@ -127,8 +132,28 @@ int dynid_chain_regressor(
             }
             cur = 1 - cur;
         }
+        if (theta != NULL) {                    /* row j is zero before body j's block */
+            for (int j = 0; j < n; ++j) {
+                const double *y = Y + (long)j * P;
+                double s = 0.0;
+                for (int p = 10 * j; p < P; ++p) s += y[p] * theta[p];
+                tau[k * n + j] = s;
+            }
+        }
     }
     return 0;
+}
+
+int dynid_chain_regressor(int n, const int *rotary, const double *T, const int *rowmask, const double *screw,
+                          const double *crmT, const double *gravity, long N, const double *q, const double *qd,
+                          const double *qdd, double *out) {
+    return chain_kernel(n, rotary, T, rowmask, screw, crmT, gravity, N, q, qd, qdd, out, NULL, NULL);
+}
+
+int dynid_chain_torque(int n, const int *rotary, const double *T, const int *rowmask, const double *screw,
+                       const double *crmT, const double *gravity, long N, const double *q, const double *qd,
+                       const double *qdd, const double *theta, double *tau) {
+    return chain_kernel(n, rotary, T, rowmask, screw, crmT, gravity, N, q, qd, qdd, NULL, theta, tau);
 }
 
 static struct PyModuleDef kernel_module = {

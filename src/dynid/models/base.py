@@ -236,8 +236,12 @@ class DynamicModel(ABC):
         out = np.empty(q.shape)
         for a in range(0, q.shape[0], chunk):  # blocks of samples, each vectorised
             b = slice(a, a + chunk)
-            out[b] = self._regressor(q[b], qd[b], qdd[b]) @ p + self._offset(q[b], qd[b], qdd[b])
+            out[b] = self._torque(p, q[b], qd[b], qdd[b])
         return out
+
+    def _torque(self, p: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """``Y @ p + offset`` on validated arrays; a model with a faster way (a fused kernel) overrides it."""
+        return self._regressor(q, qd, qdd) @ p + self._offset(q, qd, qdd)
 
     def _check_states(self, q, qd, qdd):
         n = self.n_joints
@@ -418,7 +422,7 @@ class Plant:
         fc = self.friction.coefficients(theta[k:])
         for a in range(0, q.shape[0], chunk):  # blocks of samples, each vectorised
             b = slice(a, a + chunk)
-            out[b] = self.model.regressor(q[b], qd[b], qdd[b]) @ theta[:k] + self.offset(q[b], qd[b], qdd[b])
+            out[b] = self.model._torque(theta[:k], q[b], qd[b], qdd[b])
             s = np.sign(qd[b]) if sign is None else sign[b]
             ms = None if motor_sign is None else np.asarray(motor_sign[b], dtype=float)
             fc.add_into(qd[b], qdd[b], s, out[b], motor_sign=ms)

@@ -55,7 +55,7 @@ import numpy as np
 
 from .config import ModelConfig
 from ..errors import ConfigError
-from ._rnea import BODY_PARAM_NAMES, N_BODY_PARAMS, chain_regressor, compile_chain
+from ._rnea import chain_torque, BODY_PARAM_NAMES, N_BODY_PARAMS, chain_regressor, compile_chain
 from ._urdf import body_parameters, chain_elements, check_chain, dh_chain, read_urdf
 from .base import DynamicModel, Joint, Parameter
 from .counterbalance import PARAMETERS as _CB_PARAMETERS
@@ -218,6 +218,23 @@ class Serial(DynamicModel):
         if self._mimic:  # torque of an actuated joint = sum over the bodies it drives
             Y = np.einsum("nbp,bj->njp", Y, self._C)
         return Y
+
+    def _torque(self, p: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """``Y @ p + offset`` by the compiled kernel's fused torque (no regressor stored; the payload added to
+        the last body's parameters, which is what the offset computes), else as every model does."""
+        nb = N_BODY_PARAMS * len(self.link_names)
+        if self._mimic or nb != N_BODY_PARAMS * self._compiled.n:
+            return super()._torque(p, q, qd, qdd)
+        pi = p[:nb]
+        if self._payload_pi is not None:
+            pi = pi.copy()
+            pi[-N_BODY_PARAMS:] += self._payload_pi
+        tau = chain_torque(self._compiled, q, qd, qdd, self._gravity_vec, pi)
+        if tau is None:
+            return super()._torque(p, q, qd, qdd)
+        if self.counterbalances:
+            tau += self._counterbalance_columns(q) @ p[nb:]
+        return tau
 
     def _offset(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         if self._payload_pi is None:
