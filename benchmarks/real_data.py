@@ -218,6 +218,13 @@ def butter(x: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
     return sosfiltfilt(_butter(4, cutoff_hz, fs=1.0 / dt, output="sos"), x, axis=0)
 
 
+def butter_kinematics(q: np.ndarray, cutoff_hz: float, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The baselines' kinematics: q filtered by :func:`butter`, then ``np.gradient`` twice."""
+    q = butter(q, cutoff_hz, dt)
+    dq = np.gradient(q, dt, axis=0)
+    return q, dq, np.gradient(dq, dt, axis=0)
+
+
 def pin_regressor(model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
     """Pinocchio's joint-torque regressor per sample, ``(N, n, 10 n)``."""
     import pinocchio as pin
@@ -270,9 +277,7 @@ def panda_baseline_rows(model, rec: Recording, sl: slice, cutoff_hz: float = 10.
 def tx40_baseline_rows(model, q_all: np.ndarray, sl: slice, cutoff_hz: float = 20.0, dt: float = 2e-4) -> np.ndarray:
     """TX40: q filtered at 20 Hz, gradient twice; viscous, Coulomb, offset, armature per joint plus the
     wrist-coupling columns Iam6, fvm6, fsm6 on joints 5 and 6 (87 columns)."""
-    q = butter(q_all[sl], cutoff_hz, dt)
-    dq = np.gradient(q, dt, axis=0)
-    ddq = np.gradient(dq, dt, axis=0)
+    q, dq, ddq = butter_kinematics(q_all[sl], cutoff_hz, dt)
     v, a = dq[:, 4] + dq[:, 5], ddq[:, 4] + ddq[:, 5]
     M = np.zeros((q.shape[0], 6, 3))
     for j in (4, 5):
@@ -301,9 +306,7 @@ def kuka_baseline_rows(model, kin: dict, q_model: np.ndarray, dt: float, cutoff_
     """KUKA: q filtered at 4 Hz, gradient twice; viscous, Coulomb, offset, armature per joint plus the
     counterbalance column on axis 2 (85 columns)."""
     offsets = np.array([j["offset"] for j in kin["joints"]])
-    q = butter(q_model, cutoff_hz, dt)
-    dq = np.gradient(q, dt, axis=0)
-    ddq = np.gradient(dq, dt, axis=0)
+    q, dq, ddq = butter_kinematics(q_model, cutoff_hz, dt)
     H = np.zeros((q.shape[0], 6, 1))
     H[:, 1, 0] = kuka_counterbalance(q[:, 1])
     return np.concatenate([pin_regressor(model, q + offsets, dq, ddq),
@@ -657,11 +660,8 @@ def kuka_prior_scale_row(documented: dict, recs: dict, tr, cutoff_hz: float = 4.
     theta[model.param_names.index("CB2.c")] = KUKA_CHARGE
 
     def design(r: Recording) -> tuple[np.ndarray, np.ndarray]:
-        dt = r.sample_period
-        q = butter(tr.joint_positions(r.q), cutoff_hz, dt)
-        qd = np.gradient(q, dt, axis=0)
-        qdd = np.gradient(qd, dt, axis=0)
-        prior_tau = model.regressor(q, qd, qdd) @ theta + model.offset(q, qd, qdd)
+        q, qd, qdd = butter_kinematics(tr.joint_positions(r.q), cutoff_hz, r.sample_period)
+        prior_tau = model.torque(theta, q, qd, qdd)
         return np.stack([prior_tau, qd, np.sign(qd), np.ones_like(qd), qdd], axis=2), tr.joint_torques(r.tau)
 
     DA, tA = design(recs["A"])

@@ -424,28 +424,11 @@ def chain_torque(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np.nd
     fn = _load_torque_kernel() if _load_kernel() is not None else None
     if fn is None or not chain.kernel_args or chain.n > _MAX_JOINTS_KERNEL:
         return None
-    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, qdd))
     pi = np.ascontiguousarray(pi, dtype=float)
-    g = np.ascontiguousarray(gravity, dtype=float)
-    N, n = q.shape
-    tau = np.empty((N, n))
-    ptr = lambda a: a.ctypes.data  # noqa: E731
-    const = (chain.n, *(ptr(a) for a in chain.kernel_args), ptr(g))
-
-    def run(k0: int, k1: int) -> int:
-        k0, k1 = int(k0), int(k1)
-        off = k0 * n * 8
-        return fn(*const, k1 - k0, ptr(q) + off, ptr(qd) + off, ptr(qdd) + off, ptr(pi), ptr(tau) + off)
-
-    nt = _kernel_threads(N)
-    edges = np.linspace(0, N, nt + 1).astype(int)
-    if nt == 1:
-        status = [run(0, N)]
-    else:  # ctypes releases the GIL during the call
-        with ThreadPoolExecutor(nt) as ex:
-            status = list(ex.map(run, edges[:-1], edges[1:]))
-    if any(status):
-        raise RuntimeError("dynid: the compiled torque kernel rejected its arguments")
+    tau = np.empty(q.shape)
+    n = q.shape[1]
+    _split_over_threads(fn, chain, q, qd, qdd, gravity, lambda k0: (pi.ctypes.data, tau.ctypes.data + k0 * n * 8),
+                        "torque")
     return tau
 
 
@@ -478,30 +461,35 @@ def _kernel_constants(ch: CompiledChain) -> tuple:
             np.ascontiguousarray(np.array(ch.crmT).reshape(n, 36)))
 
 
+def _split_over_threads(fn, ch: CompiledChain, q, qd, qdd, gravity, outputs, what: str) -> None:
+    """Call the kernel function ``fn`` on the samples of ``q, qd, qdd`` split over threads (ctypes releases
+    the GIL during the call); ``outputs(k0)``: its trailing pointer arguments for the samples from ``k0``."""
+    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, qdd))
+    g = np.ascontiguousarray(gravity, dtype=float)
+    const = (ch.n, *(a.ctypes.data for a in ch.kernel_args), g.ctypes.data)
+    N, n = q.shape
+
+    def run(k0: int, k1: int) -> int:
+        k0, k1 = int(k0), int(k1)
+        off = k0 * n * 8
+        return fn(*const, k1 - k0, q.ctypes.data + off, qd.ctypes.data + off, qdd.ctypes.data + off, *outputs(k0))
+
+    nt = _kernel_threads(N)
+    if nt == 1:
+        status = [run(0, N)]
+    else:
+        edges = np.linspace(0, N, nt + 1).astype(int)
+        with ThreadPoolExecutor(nt) as ex:
+            status = list(ex.map(run, edges[:-1], edges[1:]))
+    if any(status):
+        raise RuntimeError(f"dynid: the compiled {what} kernel rejected its arguments")
+
+
 def _kernel_regressor(ch: CompiledChain, q, qd, qdd, gravity, out) -> bool:
     """Fill ``out`` with the compiled kernel, split over threads; False if the kernel is unavailable."""
     fn = _load_kernel()
     if fn is None or not ch.kernel_args or ch.n > _MAX_JOINTS_KERNEL or not out.flags.c_contiguous:
         return False
-    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, qdd))
-    g = np.ascontiguousarray(gravity, dtype=float)
-    ptr = lambda a: a.ctypes.data  # noqa: E731
-    const = (ch.n, *(ptr(a) for a in ch.kernel_args), ptr(g))
-    N, n = q.shape
-    row = n * out.shape[2] * out.itemsize
-
-    def run(k0: int, k1: int) -> int:
-        k0, k1 = int(k0), int(k1)
-        return fn(*const, k1 - k0, ptr(q) + k0 * n * 8, ptr(qd) + k0 * n * 8, ptr(qdd) + k0 * n * 8,
-                  ptr(out) + k0 * row)
-
-    nt = _kernel_threads(N)
-    edges = np.linspace(0, N, nt + 1).astype(int)
-    if nt == 1:
-        status = [run(0, N)]
-    else:  # ctypes releases the GIL during the call
-        with ThreadPoolExecutor(nt) as ex:
-            status = list(ex.map(run, edges[:-1], edges[1:]))
-    if any(status):
-        raise RuntimeError("dynid: the compiled regressor kernel rejected its arguments")
+    row = q.shape[1] * out.shape[2] * out.itemsize
+    _split_over_threads(fn, ch, q, qd, qdd, gravity, lambda k0: (out.ctypes.data + k0 * row,), "regressor")
     return True
