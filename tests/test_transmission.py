@@ -258,3 +258,26 @@ def test_conditioning_smooths_the_coupled_motor_sign_like_the_joints(rng):
     far = np.abs(v) > 0.5 * np.abs(v).max()                         # far from the motor's reversals
     far[:300] = far[-300:] = False                                   # and from the filter's edge transients
     np.testing.assert_allclose(cond.sign[far, 2], np.sign(v[far]), atol=0.1)
+
+
+def test_selection_scores_a_candidate_alike_with_and_without_coupled_motor_candidates(real_data):
+    """The friction selection scores each candidate from its own columns: with a coupled-motor candidate beside
+    them (every joint's row then carries the union's columns), the others score as on their own (where each
+    joint's row carries only its own few)."""
+    from dynid.identification import IdentifyOptions
+    from dynid.identification.select import select_auto
+    from dynid.signal.conditioning import ConditioningOptions
+
+    urdf = real_data / "staubli_tx40_figaroh/tx40.urdf"
+    _, joint = _simulate_motor_side(urdf, seed=4, duration_s=6.0)
+    plant = Plant(make_model("serial", {"friction": "auto", "transmission": {**TX40, "recorded": "joint"}}, urdf=urdf))
+    plain = ["viscous+coulomb", "viscous+coulomb+armature"]
+    opts = IdentifyOptions(conditioning=ConditioningOptions(cutoff_hz=20.0))
+    alone = select_auto(joint, plant, opts, cutoff=False, ridge=False, candidates=plain)
+    mixed = select_auto(joint, plant, opts, cutoff=False, ridge=False,
+                        candidates=plain + ["viscous+coulomb+armature+" + MOTOR_TERMS])
+    assert len(mixed.scores) == 3 and len(alone.scores) == 2
+    for key, value in alone.scores.items():
+        np.testing.assert_allclose(mixed.scores[key], value, rtol=1e-9)
+    # the coupled motor's friction is in the data: its candidate scores best
+    assert mixed.friction.endswith(MOTOR_TERMS)

@@ -122,3 +122,21 @@ def test_every_term_pair_builds(rng):
         theta = rng.normal(size=fr.n_params)
         qd, qdd = rng.normal(size=(10, 6)), rng.normal(size=(10, 6))
         np.testing.assert_allclose(fr.coefficients(theta).torque(qd, qdd), fr.columns(qd, qdd) @ theta, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec", _specs())
+def test_joint_columns_are_the_blocks_of_the_regressor_columns(spec, rng):
+    """The compact per-joint columns the selection builds its Gram matrices from are the entries of the full
+    columns, joint ``j``'s parameter ``i`` at ``j * n_per_joint + i`` of row ``j`` (all else zero but the motors')."""
+    fc = _friction(spec)
+    qd, qdd = rng.normal(size=(50, 6)), rng.normal(size=(50, 6))
+    sign = np.tanh(qd / 0.1)
+    full = fc.columns(qd, qdd, sign)
+    compact = fc.joint_columns(qd, qdd, sign)
+    k = fc.n_per_joint
+    assert compact.shape == (50, 6, k)
+    for j in range(6):
+        np.testing.assert_array_equal(full[:, j, j * k:(j + 1) * k], compact[:, j])
+        others = np.delete(full[:, j, :6 * k], np.s_[j * k:(j + 1) * k], axis=1)
+        assert not others.any()
+    np.testing.assert_array_equal(fc.joint_columns(qd, qdd), fc.joint_columns(qd, qdd, np.sign(qd)))

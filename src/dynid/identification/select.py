@@ -271,18 +271,19 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             return None
 
     # the conditionings are the bulk of the work and independent of each other (numpy's FFTs and ufuncs release
-    # the GIL): with two threads, the first step up and the first step down are conditioned on a second one,
-    # started now, while this thread prepares, conditions the default and scores; the walk needs the step down
-    # unless the step up wins (the rarer case: the default cutoff is placed near the optimum), and a second step
-    # up is conditioned when the walk gets there
+    # the GIL): with two threads, every other cutoff is conditioned on a second one, nearest first (the step up,
+    # the step down, the second step up, ...; the first of them also scored there), started now, while this thread
+    # prepares, conditions the default and scores it; the walk needs two or three of them, the rest is spare time of
+    # the second thread (a job not started when the walk needs it is done here rather than waited for, and one not
+    # needed is cancelled)
     home = default_hz if default_hz in cutoffs else cutoffs[0]
     i0 = cutoffs.index(home)
     up, down = cutoffs[i0 + 1:], cutoffs[:i0][::-1]
     ahead = ThreadPoolExecutor(1) if num_threads() > 1 and len(cutoffs) > 1 else None
     pending: dict[float, Future] = {}
+    order = [fc for k in range(max(len(up), len(down))) for fc in (*up[k:k + 1], *down[k:k + 1])]
     if ahead is not None:
-        for fc in (*up[:1], *down[:1]):
-            pending[fc] = ahead.submit(conditioned, fc)
+        pending[order[0]] = ahead.submit(conditioned, order[0])
     try:
         plants = {s: first if s == specs[0] else Plant(model.with_config(friction=s)) for s in specs}
         # the rigid-body base columns (friction never merges into them except an armature about a base axis,
@@ -325,13 +326,45 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             known_vec[i] = v
         scores: dict[tuple[float, str, float], float] = {}
 
-        def score(fc: float) -> Conditioned | None:
-            """Score every combination at cutoff ``fc`` (into ``scores``); the conditioned recording."""
-            step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * len({c for c, _, _ in scores}) / max(len(cutoffs) - 1, 1))
-            job = pending.pop(fc, None)
-            cond = job.result() if job is not None else conditioned(fc)
+        # per joint, the union's friction columns that can be nonzero in its row: (cover entry, parameter of that
+        # entry's model) by union position; with coupled motors (columns in every row) all of them
+        compact = all(plants[s].friction.n_motor_params == 0 for s, _, _ in cover)
+        by_joint: list[list[tuple[int, int, int]]] = [[] for _ in range(model.n_joints)]
+        for e, (s, own, union) in enumerate(cover):
+            k = plants[s].friction.n_per_joint
+            for p, u in zip(own, union):
+                by_joint[p // k if compact else 0].append((u, e, p))
+        for entries in by_joint:
+            entries.sort()
+
+        def friction_columns(both, M: int, n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+            """Per joint: the union positions of its friction columns that are not all zero, and those columns with
+            the fit's sign and with the evaluation's ``(M, k)`` (``both``: the fit's rows, then the evaluation's)."""
+            out = []
+            if compact:                                  # block-diagonal: each joint's own few columns, compactly
+                blocks = [plants[s].friction.joint_columns(*both[:2], plants[s].friction.split_signs(both[2])[0])
+                          for s, _, _ in cover]
+                for j in range(n):
+                    k_of = [plants[cover[e][0]].friction.n_per_joint for _, e, _ in by_joint[j]]
+                    X = np.stack([blocks[e][:, j, p % k] for (_, e, p), k in zip(by_joint[j], k_of)], axis=1) \
+                        if by_joint[j] else np.zeros((2 * M, 0))
+                    out.append((np.array([u for u, _, _ in by_joint[j]], dtype=int), X[:M], X[M:]))
+            else:
+                F = np.empty((2 * M, n, P - rb.size))
+                for s, own, union in cover:                             # (one call for both signs)
+                    F[..., union] = plants[s].friction.columns(*both)[..., own]
+                out = [(np.arange(P - rb.size), F[:M, j], F[M:, j]) for j in range(n)]
+            for j, (u, A, E) in enumerate(out):                         # columns all zero in this joint's rows
+                keep = np.any(A != 0, axis=0) | np.any(E != 0, axis=0)
+                out[j] = (u[keep], A[:, keep], E[:, keep])
+            return out
+
+        def score_at(fc: float, cond: Conditioned | None) -> dict[tuple[float, str, float], float]:
+            """The score of every combination at cutoff ``fc`` on ``cond`` (none where it could not be conditioned);
+            reads only what is prepared above (either thread)."""
+            out: dict[tuple[float, str, float], float] = {}
             if cond is None:
-                return None
+                return out
             # scored on a subsample: the fold fits estimate a few dozen parameters, a few thousand states do
             k = max(options.decimate or default_decimation(cond), -(-cond.data_length // SELECTION_SAMPLES))
             idx = np.arange(0, cond.data_length, k)
@@ -351,14 +384,9 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             sign_eval[:, :n] = exact
             # the fit rows A = [rigid-body base columns | friction columns with the fit's sign] and the evaluation rows
             # E = [the same | with the evaluation's sign], built per joint below
-            F_fit = np.empty((M, n, P - rb.size))
-            F_eval = np.empty_like(F_fit)
             both = (np.concatenate([qd, qd]), np.concatenate([qdd, qdd]), np.concatenate([sign_fit, sign_eval]))
-            for s, own, union in cover:                                 # (one call for both signs)
-                X = plants[s].friction.columns(*both)[..., own]
-                F_fit[..., union] = X[:M]
-                F_eval[..., union] = X[M:]
-            del X, both
+            fric_cols = friction_columns(both, M, n)
+            del both
             y_fit = cond.tau[idx] - off
             y_raw = cond.tau_raw[idx] - off
             moving = cond.moving[idx]
@@ -379,15 +407,14 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             # Gram matrices are built on those, the rest are zeros anyway
             Yr = Ym[..., rb]
             rigid_of = np.any(Yr != 0, axis=0)                          # (n, rigid columns)
-            fric_of = np.any(F_fit != 0, axis=0) | np.any(F_eval != 0, axis=0)
             for j in range(n):                                              # per joint and time block: BLAS products
                 Yj = Yr[:, j]
                 rigid = np.nonzero(rigid_of[j])[0]
-                fric = np.nonzero(fric_of[j])[0]
+                fric, Fj_fit, Fj_eval = fric_cols[j]
                 c = np.concatenate([rigid, rb.size + fric])
                 cc = np.ix_(c, c)
-                Aj = np.concatenate([Yj[:, rigid], F_fit[:, j][:, fric]], axis=1)
-                Ej_all = np.concatenate([Yj[:, rigid], F_eval[:, j][:, fric]], axis=1)
+                Aj = np.concatenate([Yj[:, rigid], Fj_fit], axis=1)
+                Ej_all = np.concatenate([Yj[:, rigid], Fj_eval], axis=1)
                 for b in range(3):
                     rows = in_block[b]
                     m = moving[rows, j]
@@ -398,7 +425,7 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                     G_all[b, j][cc], h_all[b, j, c] = Ej.T @ Ej, Ej.T @ y_raw[rows, j]
                     yy_all[b, j], n_all[b, j] = y_raw[rows, j] @ y_raw[rows, j], rows.sum()
                     tt_all[b, j] = tau_raw[rows, j] @ tau_raw[rows, j]
-            del Ym, Yr, F_fit, F_eval
+            del Ym, Yr, fric_cols
             folds = (((0, 1), 2), ((1, 2), 0))
             G_fold = [G_fit[list(b)].sum(axis=0) for b, _ in folds]            # (n, P, P) per fold
             h_fold = [h_fit[list(b)].sum(axis=0) for b, _ in folds]
@@ -446,7 +473,31 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                     for i, r in enumerate(ridges):
                         errs[r].append(np.mean(np.sqrt(np.maximum(sse[i][ok], 0) / n_all[held][ok]) / rms[ok]))
                 for r in ridges:
-                    scores[(float(fc), s, float(r))] = float(np.mean(errs[r]))
+                    out[(float(fc), s, float(r))] = float(np.mean(errs[r]))
+            return out
+
+        def conditioned_and_scored(fc: float) -> tuple[Conditioned | None, dict]:
+            cond = conditioned(fc)
+            return cond, score_at(fc, cond)
+
+        # the second thread scores the nearest cutoff as soon as it is conditioned: the walk knows where to go once the
+        # default is scored here, and the next conditioning it needs is then usually done or under way
+        if ahead is not None:
+            nearest = pending.pop(order[0])
+            pending[order[0]] = ahead.submit(lambda: (nearest.result(), score_at(order[0], nearest.result())))
+            for fc in order[1:]:
+                pending[fc] = ahead.submit(conditioned, fc)
+
+        def score(fc: float) -> Conditioned | None:
+            """Score every combination at cutoff ``fc`` (into ``scores``); the conditioned recording."""
+            step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * len({c for c, _, _ in scores}) / max(len(cutoffs) - 1, 1))
+            job = pending.pop(fc, None)
+            if job is None or job.cancel():                 # not started on the second thread: done here
+                cond, found = conditioned_and_scored(fc)
+            else:
+                done = job.result()
+                cond, found = done if isinstance(done, tuple) else (done, score_at(fc, done))
+            scores.update(found)
             return cond
 
         # the cutoffs, walked from the default: up while the best score improves, else down while it improves — the

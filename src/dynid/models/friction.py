@@ -204,6 +204,26 @@ class FrictionModel:
         """
         N, n = qd.shape
         sign, motor_sign = self.split_signs(sign, motor_sign)
+        k = self.n_per_joint
+        out = np.zeros((N, n, self.n_params))
+        if k:
+            per = self.joint_columns(qd, qdd, sign)
+            for j in range(n):  # n_joints blocks, not a per-sample loop
+                out[:, j, j * k:(j + 1) * k] = per[:, j, :]
+        if self.n_motor_params:
+            u = self._u                                   # (n_coupled, n)
+            v, a = qd @ u.T, qdd @ u.T                    # (N, n_coupled) motor velocity/acceleration, joint units
+            ms = np.sign(v) if motor_sign is None else np.asarray(motor_sign, dtype=float).reshape(v.shape)
+            cols = {"motor_viscous": v, "motor_coulomb": ms, "motor_armature": a}
+            per_m = np.stack([cols[t] for t in self.motor_terms], axis=-1)          # (N, n_coupled, n_terms)
+            mot = per_m[:, None, :, :] * u.T[None, :, :, None]                      # (N, n, n_coupled, n_terms)
+            out[:, :, k * n:] = mot.reshape(N, n, -1)
+        return out
+
+    def joint_columns(self, qd: np.ndarray, qdd: np.ndarray, sign: np.ndarray | None = None) -> np.ndarray:
+        """The per-joint terms' columns compactly, ``(N, n_joints, n_per_joint)``: entry ``[:, j, i]`` is the column
+        of parameter ``j * n_per_joint + i`` in row ``j`` of :meth:`columns` (every other entry of a joint's row
+        there is zero but the coupled motors'). ``sign``: the joints' signs ``(N, n_joints)``, default ``sign(qd)``."""
         s = np.sign(qd) if sign is None else sign
         blocks = []
         for t in self.joint_terms:
@@ -220,21 +240,7 @@ class FrictionModel:
                 blocks.append(s * np.exp(-(qd / self.stribeck_velocity) ** 2))
             elif t == "armature":
                 blocks.append(qdd)
-        k = self.n_per_joint
-        out = np.zeros((N, n, self.n_params))
-        if k:
-            per = np.stack(blocks, axis=-1)  # (N, n, k)
-            for j in range(n):  # n_joints blocks, not a per-sample loop
-                out[:, j, j * k:(j + 1) * k] = per[:, j, :]
-        if self.n_motor_params:
-            u = self._u                                   # (n_coupled, n)
-            v, a = qd @ u.T, qdd @ u.T                    # (N, n_coupled) motor velocity/acceleration, joint units
-            ms = np.sign(v) if motor_sign is None else np.asarray(motor_sign, dtype=float).reshape(v.shape)
-            cols = {"motor_viscous": v, "motor_coulomb": ms, "motor_armature": a}
-            per_m = np.stack([cols[t] for t in self.motor_terms], axis=-1)          # (N, n_coupled, n_terms)
-            mot = per_m[:, None, :, :] * u.T[None, :, :, None]                      # (N, n, n_coupled, n_terms)
-            out[:, :, k * n:] = mot.reshape(N, n, -1)
-        return out
+        return np.stack(blocks, axis=-1) if blocks else np.zeros((*np.shape(qd), 0))
 
     def values_by_term(self, theta_friction: np.ndarray) -> dict[str, list[float]]:
         """Friction coefficients grouped per suffix: ``{"viscous": [..per joint..], ...}``; coupled
