@@ -19,6 +19,9 @@ M. Gautier, "Numerical calculation of the base inertial parameters of robots", J
 
 from __future__ import annotations
 
+import hashlib
+import threading
+
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
@@ -165,7 +168,25 @@ def structural_base(plant, *, n_states: int = 400, seed: int = 0, exclude: Seque
     if len(exclude):
         W[:, list(exclude)] = 0.0
     order = preference_order(plant.param_roles, plant.param_names, plant.model.prefer_dependent)
-    return find_base_parameters(W, plant.param_names, order, plant.model.structural_rtol)
+    # an identification analyses the same plant twice (the selection, the final fit): the same matrix, the same
+    # answer, remembered by the matrix's content (a few recent ones)
+    key = (hashlib.blake2b(W.tobytes(), digest_size=16).digest(), W.shape, tuple(plant.param_names), tuple(order),
+           plant.model.structural_rtol)
+    with _RECENT_LOCK:
+        found = _RECENT.get(key)
+    if found is None:
+        found = find_base_parameters(W, plant.param_names, order, plant.model.structural_rtol)
+        for a in (found.independent, found.dependent, found.K):       # shared from now on: nobody changes it
+            a.flags.writeable = False
+        with _RECENT_LOCK:
+            _RECENT[key] = found
+            while len(_RECENT) > 8:
+                _RECENT.pop(next(iter(_RECENT)))
+    return found
+
+
+_RECENT: dict = {}
+_RECENT_LOCK = threading.Lock()
 
 
 def join_names(names: Sequence[str]) -> str:
