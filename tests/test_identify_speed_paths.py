@@ -4,7 +4,9 @@
 - the physically consistent continuation from the linear fit's weighted R factor: the estimate of a fresh
   QR of all its columns (the former path, still used without the factor);
 - the selection's conditionings on a second thread: the same walk, scores and choice as on one thread;
-- the REC rows formatted on a second thread during the diagnoses: the same file, byte for byte;
+- the REC rows formatted on a second thread during the diagnoses: the same file, byte for byte; the REC written
+  on a second thread while the PRG and result.json are rendered: a failure leaves the earlier files as they were;
+- the structural base analysed once per matrix (the selection's and the final fit's);
 - BLAS on one thread inside :func:`identify`; the quadratic forms of the uncertainty.
 
 Small simulated recordings (the PUMA arm of tests/test_consistent.py); no timing here (benchmarks/speed.py).
@@ -132,3 +134,42 @@ def test_quadratic_forms_match_a_loop(rng):
     C = B @ B.T
     expected = np.array([[Y[k, n] @ C @ Y[k, n] for n in range(3)] for k in range(7)])
     np.testing.assert_allclose(_quadratic_forms(Y, C), expected, rtol=1e-13)
+
+
+def test_structural_base_is_analysed_once_per_matrix(run):
+    from dynid.identification.base_params import find_base_parameters, preference_order, structural_base
+
+    plant, _ = run
+    a = type(plant)(plant.model.with_config(friction="viscous+coulomb"))
+    b = type(plant)(plant.model.with_config(friction="viscous+coulomb"))          # another plant, the same matrix
+    first, again = structural_base(a), structural_base(b)
+    assert again is first
+    assert not first.K.flags.writeable and not first.independent.flags.writeable   # shared: nobody changes it
+    other = structural_base(type(plant)(plant.model.with_config(friction="viscous+coulomb+offset")))
+    assert other is not first and other.independent.size > first.independent.size
+    assert structural_base(a, seed=1) is not first
+    rng = np.random.default_rng(0)                                                 # what structural_base analyses
+    W = a.regressor(*a.model.sample_states(rng, 400)).reshape(-1, a.n_params)
+    direct = find_base_parameters(W, a.param_names, preference_order(a.param_roles, a.param_names,
+                                                                     a.model.prefer_dependent),
+                                  a.model.structural_rtol)
+    np.testing.assert_array_equal(direct.independent, first.independent)
+    np.testing.assert_array_equal(direct.K, first.K)
+
+
+def test_a_failed_write_leaves_the_earlier_outputs_and_no_temporaries(run, tmp_path, monkeypatch):
+    from dynid.fitted import FittedModel
+
+    plant, rec = run
+    est = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0).fit(rec)
+    written = est.write(tmp_path, report=False)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert set(before) == {"IDNT1.PRG", "IDNT1.REC", "result.json"} == set(written)
+
+    def broken(self):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(FittedModel, "result_json", broken)
+    with pytest.raises(RuntimeError, match="disk full"):          # the REC was being written on the other thread
+        est.write(tmp_path, report=False)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before      # nothing new, nothing half

@@ -1,17 +1,20 @@
 """Atomic file writes: a temporary file in the target folder, then ``os.replace``.
 
 An interrupted or failed run never leaves a half-written file under the final name.
-:func:`commit_files` writes a whole set of outputs: all temporaries first, then all renames.
+:func:`commit_files` writes a whole set of outputs: all temporaries first, then all renames;
+:class:`Staging` is the same in steps (files written as they become ready, from any thread, then renamed
+together).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "commit_files"]
+__all__ = ["atomic_write_text", "atomic_write_bytes", "commit_files", "Staging"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -24,24 +27,62 @@ def atomic_write_text(path: str | os.PathLike, text: str, newline: str = "\n") -
 
 def commit_files(files: Mapping[Path, bytes]) -> None:
     """Write every file to a temporary name, then rename them all; on error remove the temporaries."""
-    temps: list[tuple[str, Path]] = []
-    mask = os.umask(0)  # mkstemp creates 0600 files; outputs get the usual mode (0666 & ~umask)
-    os.umask(mask)
-    try:
+    with Staging() as staging:
         for path, data in files.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o666 & ~mask)
-        for tmp, path in temps:
-            os.replace(tmp, path)
-        temps.clear()
-    finally:
-        for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            staging.write(path, data)
+        staging.commit()
+
+
+class Staging:
+    """A set of output files written to temporary names one by one, then renamed together.
+
+    >>> with Staging() as staging:          # doctest: +SKIP
+    ...     staging.write(out / "a.txt", b"a")
+    ...     staging.write(out / "b.txt", b"b")
+    ...     staging.commit()                # both renamed; leaving the block without commit removes them
+
+    :meth:`write` may be called from several threads (a large file written on one while the others are
+    rendered). Files are renamed in the order given to :meth:`commit`, else in the order written.
+    """
+
+    def __init__(self) -> None:
+        self._temps: dict[Path, str] = {}
+        self._lock = threading.Lock()
+        mask = os.umask(0)  # mkstemp creates 0600 files; outputs get the usual mode (0666 & ~umask)
+        os.umask(mask)
+        self._mode = 0o666 & ~mask
+
+    def write(self, path: str | os.PathLike, data) -> None:
+        """Write ``data`` (bytes-like) to a temporary file beside ``path`` (creating its folder)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with self._lock:
+            self._temps[path] = tmp
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, self._mode)
+
+    def commit(self, order: Sequence[str | os.PathLike] | None = None) -> None:
+        """Rename every written file to its name (``order``: these paths first, in this order)."""
+        with self._lock:
+            first = [Path(p) for p in (order or ()) if Path(p) in self._temps]
+            for path in [*first, *(p for p in self._temps if p not in first)]:
+                os.replace(self._temps[path], path)
+                del self._temps[path]
+
+    def discard(self) -> None:
+        """Remove the temporaries not renamed."""
+        with self._lock:
+            for tmp in self._temps.values():
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            self._temps.clear()
+
+    def __enter__(self) -> "Staging":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.discard()

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._atomic import commit_files
+from .._atomic import Staging
 from .._json import jsonable
 from ..fitted import RESULT_FILE, FittedModel
 from ..units import force_unit, position_unit, velocity_unit
@@ -199,32 +199,38 @@ def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *
               date: _dt.datetime | None = None, rec_rows: bytearray | None = None) -> dict[str, Path]:
     """Write the files of a fitted model with its run's conditioned signals ``cond`` and model torque
     ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically; ``rec_rows``: the REC's rows already
-    formatted by :func:`rec_rows_of` (else the REC is formatted here, on a second thread while the PRG and
-    result.json are rendered)."""
+    formatted by :func:`rec_rows_of` (else the REC is formatted here). A large REC is formatted and written on a
+    second thread while the PRG and result.json are rendered; every file goes under its name only once all
+    are written (:class:`~dynid._atomic.Staging`)."""
     out = Path(out_dir)
     group = model.group
-    pool = None
-    if rec_rows is None and cond.data_length * cond.n_joints > 20_000:
-        from concurrent.futures import ThreadPoolExecutor
+    files = [out / f"IDNT{group}.PRG", out / f"IDNT{group}.REC", out / RESULT_FILE, *(out / n for n in extra_files or {})]
+    with Staging() as staging:
+        pool = None
+        if cond.data_length * cond.n_joints > 20_000:       # the REC (tens of MB) formatted and written on a second
+            from concurrent.futures import ThreadPoolExecutor   # thread while the PRG and result.json are rendered
 
-        pool = ThreadPoolExecutor(1)
-        pending = pool.submit(rec_rows_of, cond, tcmd)
-    try:
-        prg = format_prg(prg_content(model, date=date, properties=properties)).encode()
-        result = model.result_json()
-        rows = pending.result() if pool is not None else rec_rows
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
-    files = {
-        out / f"IDNT{group}.PRG": prg,
-        out / f"IDNT{group}.REC": rec_text(model, cond, tcmd, rows=rows),
-        out / RESULT_FILE: result,
-    }
-    for name, data in (extra_files or {}).items():
-        files[out / name] = data
-    commit_files(files)
+            pool = ThreadPoolExecutor(1)
+            pending = pool.submit(_stage_rec, staging, files[1], model, cond, tcmd, rec_rows)
+        try:
+            staging.write(files[0], format_prg(prg_content(model, date=date, properties=properties)).encode())
+            staging.write(files[2], model.result_json())
+            for name, data in (extra_files or {}).items():
+                staging.write(out / name, data)
+            if pool is not None:
+                pending.result()
+            else:
+                _stage_rec(staging, files[1], model, cond, tcmd, rec_rows)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+        staging.commit(files)
     return {p.name: p for p in files}
+
+
+def _stage_rec(staging: Staging, path: Path, model: FittedModel, cond, tcmd: np.ndarray, rows) -> None:
+    rows = rec_rows_of(cond, tcmd, threads=1) if rows is None else rows
+    staging.write(path, rec_text(model, cond, tcmd, rows=rows))
 
 
 def _floats(values, n: int) -> np.ndarray:
