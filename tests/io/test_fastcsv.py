@@ -87,3 +87,28 @@ def _read_rec_bytes(data: bytes, read_rec):
         p = Path(d) / "IDNT1.REC"
         p.write_bytes(data)
         return read_rec(p)
+
+
+def test_compiled_cells_are_the_vectorised_formatters_bytes(rng, monkeypatch):
+    """The compiled kernel writes each cell by the numpy formatter's operations: the same bytes, on decade edges,
+    rounding carries, subnormals, 3-digit exponents, zeros of both signs, NaN and inf, at any alignment."""
+    import dynid.io._fastcsv as fastcsv
+
+    if fastcsv._kernel() is None:
+        import os
+
+        import pytest
+
+        assert os.environ.get("DYNID_REQUIRE_KERNEL") != "1", "dynid.io._csv_kernel was not built"
+        pytest.skip("compiled kernel not built here (CI builds it: DYNID_REQUIRE_KERNEL=1)")
+    with np.errstate(over="ignore"):                                  # (some become inf: fine, they are cells too)
+        a = rng.normal(size=40_000) * 10.0 ** rng.integers(-320, 309, size=40_000)
+    edges = [9.9999999949, 9.999999995, 9.9999999951, 0.5, 1.0, 1e-99, 9.99999999951e98, 1e99, 9.999999995e-99,
+             5e-324, 2.2e-308, 1.7976931348623157e308, 0.0, -0.0, np.nan, np.inf, -np.inf, 123456789.5, 0.1]
+    a = np.concatenate([a, edges, -np.array(edges), np.round(rng.normal(size=3_000), 9)])
+    a = a[: a.size // 9 * 9].reshape(-1, 9)
+    compiled = {(p, t): bytes(format_rows(a, prefix=p, chunk_cells=1 << 12, threads=t))
+                for p in (b"", b"abc") for t in (1, 2)}
+    monkeypatch.setattr(fastcsv, "_kernel", lambda: None)
+    for (p, t), text in compiled.items():
+        assert text == bytes(format_rows(a, prefix=p, chunk_cells=1 << 12, threads=t))

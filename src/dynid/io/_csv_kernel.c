@@ -10,8 +10,15 @@
  * -(1 + index of the line), and the caller reads the file with numpy's loadtxt instead (whose errors are
  * then reported). Returns the number of rows. It touches no Python object: ctypes releases the GIL
  * around the call, so two threads parse the two halves of a file at once.
+ *
+ * dynid_format_cells(...) is the other direction, for dynid.io._fastcsv.format_rows: every value as the 16
+ * bytes "+d.ddddddddde+dd," of numpy's vectorised formatter there, by the same operations in the same order
+ * on the same tables (frexp, one multiplication by a power of ten, rint), so the text is the same byte for
+ * byte; the cells it cannot write (zero, NaN, inf, |exponent| >= 99) it lists for Python.
  */
 #include <Python.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,9 +130,62 @@ long dynid_parse_csv(const char *buf, long len, int ncol, double *out, long max_
     return rows;
 }
 
+/* The cells v[0:n_cells) of rows of m values into out (16 bytes each: two little-endian words from the tables of
+ * dynid.io._fastcsv, indexed as it indexes them); each row's last separator is '\n'. Cells that are zero, not
+ * finite or of a decimal exponent beyond +-98 get the text of 1.0 (with their sign) and their index in
+ * special[]; returns how many. pow10[k + 330] = 10^k; exp10/next10 indexed by frexp's exponent + e2_offset. */
+long dynid_format_cells(const double *v, long n_cells, long m, unsigned char *out, const uint64_t *lead,
+                        const uint64_t *hi4, const uint64_t *lo4_w0, const uint64_t *lo4_w1, const uint64_t *tail,
+                        const int64_t *exp10, const double *next10, const double *pow10, long e2_offset,
+                        long digits, long *special) {
+    const uint64_t row_end = (uint64_t)(44 ^ 10) << 56;
+    int64_t top = 1;
+    for (long k = 0; k <= digits; ++k) top *= 10;
+    long n_special = 0, col = 0;
+    for (long i = 0; i < n_cells; ++i) {
+        double x0 = v[i], x = fabs(x0);
+        int ok = isfinite(x0) && x > 0.0;
+        if (!ok) x = 1.0;
+        uint64_t bits;
+        memcpy(&bits, &x, 8);
+        int e2 = (int)(bits >> 52);             /* frexp's exponent: the biased one - 1022 (a normal number) */
+        if (e2 == 0) frexp(x, &e2);             /* (subnormal) */
+        else e2 -= 1022;
+        int64_t e = exp10[e2 + e2_offset];
+        if (x >= next10[e2 + e2_offset]) e += 1;
+        if (ok && (e >= 99 || e <= -99)) ok = 0;
+        if (!ok) {
+            e = 0;
+            x = 1.0;
+            special[n_special++] = i;
+        }
+        x *= pow10[digits + 330 - e];
+        /* round half to even, as numpy's rint: 0 <= x < 2^52 here (digits <= 14), where adding and taking away
+         * 2^52 rounds exactly so in IEEE arithmetic */
+        int64_t mant = (int64_t)((x + 4503599627370496.0) - 4503599627370496.0);
+        if (mant >= top) {                      /* rounding carried into a new decade */
+            mant /= 10;
+            e += 1;
+        }
+        int64_t first = mant / 100000000, rest = mant % 100000000;
+        int64_t h = rest / 10000, l = rest % 10000;
+        first += signbit(x0) ? 10 : 0;
+        uint64_t w[2];
+        w[0] = lead[first] | hi4[h] | lo4_w0[l];
+        w[1] = tail[e + 99] | lo4_w1[l];
+        if (++col == m) {
+            w[1] ^= row_end;
+            col = 0;
+        }
+        memcpy(out + 16 * i, w, 16);
+    }
+    return n_special;
+}
+
 static struct PyModuleDef csv_module = {
     PyModuleDef_HEAD_INIT, "_csv_kernel",
-    "Compiled parser of numeric CSV rows, called through ctypes (see dynid.io.readers).", -1, NULL,
+    "Compiled parser and formatter of numeric CSV rows, called through ctypes (see dynid.io.readers, "
+    "dynid.io._fastcsv).", -1, NULL,
 };
 
 PyMODINIT_FUNC PyInit__csv_kernel(void) { return PyModule_Create(&csv_module); }

@@ -7,10 +7,16 @@ arithmetic: viewing the word array as bytes *is* the text, with no per-value Pyt
 every 4-digit group, of the sign and first digit, of every exponent) looked up by the 9-digit
 integer mantissa split in three, and written straight into the output buffer, block by block on two
 threads with no temporaries larger than a block. Rare cells (zero, |exponent| ≥ 99, NaN, inf) are
-formatted by Python and padded with spaces, which every float parser strips.
+formatted by Python and padded with spaces, which every float parser strips. Where the optional compiled
+kernel (``dynid.io._csv_kernel``) is built, it does the same per cell — the same operations in the same
+order on the same tables, so the same bytes — about ten times faster.
 """
 
 from __future__ import annotations
+
+import ctypes
+import sys
+from functools import lru_cache
 
 import numpy as np
 
@@ -68,12 +74,22 @@ def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 15, prefix: bytes =
         words = None
     rows = max(1, chunk_cells // m)
     starts = list(range(0, n, rows))
+    kernel = _kernel()
+    if kernel is not None:
+        a = np.ascontiguousarray(a)
+        base = out.ctypes.data + len(prefix)
 
     def run(part: list[int]) -> None:
+        special = np.empty(rows * m, dtype=_LONG) if kernel is not None else None
         for i in part:
             block = a[i:i + rows]
             cells = slice(i * m, (i + block.shape[0]) * m)
-            if words is not None:
+            if kernel is not None:
+                k = kernel(block.ctypes.data, block.size, m, base + 16 * cells.start, *_KERNEL_TABLES, _E2, DIGITS,
+                           special.ctypes.data)
+                if k:
+                    _write_special(block.ravel(), special[:k], out[len(prefix) + 16 * cells.start:])
+            elif words is not None:
                 _format_block(block, words[cells])
             else:
                 w = np.empty((block.size, 2), dtype="<u8")
@@ -128,8 +144,31 @@ def _format_block(a: np.ndarray, words: np.ndarray) -> None:
     w1[m - 1::m] ^= _ROW_END                 # '\n' ends each row
     special = np.flatnonzero(~ok)
     if special.size:
-        cells = words.view(np.uint8).reshape(v.size, 16)
-        for i in special:  # zeros, |exponent| >= 99, NaN, inf: rare, formatted by Python
-            text = f"{v[i]:+.7e}" if np.isfinite(v[i]) and v[i] != 0 else ("0" if v[i] == 0 else str(v[i]))
-            cells[i, :15] = 32
-            cells[i, :len(text)] = np.frombuffer(text.encode(), np.uint8)
+        _write_special(v, special, words.view(np.uint8).ravel())
+
+
+def _write_special(v: np.ndarray, special: np.ndarray, text: np.ndarray) -> None:
+    """Cells ``special`` of ``v`` (zeros, |exponent| >= 99, NaN, inf: rare) formatted by Python into their first 15
+    bytes of ``text`` (the cells' bytes from the first of ``v``), padded with spaces."""
+    cells = text[: 16 * v.size].reshape(v.size, 16)
+    for i in special:
+        t = f"{v[i]:+.7e}" if np.isfinite(v[i]) and v[i] != 0 else ("0" if v[i] == 0 else str(v[i]))
+        cells[i, :15] = 32
+        cells[i, :len(t)] = np.frombuffer(t.encode(), np.uint8)
+
+
+_LONG = np.dtype(f"i{ctypes.sizeof(ctypes.c_long)}")
+_KERNEL_TABLES = tuple(t.ctypes.data for t in (_LEAD, _HI4, _LO4_W0, _LO4_W1, _TAIL)) + (
+    _EXP10.ctypes.data, _NEXT10.ctypes.data, _POW10.ctypes.data)
+
+
+@lru_cache(maxsize=1)
+def _kernel():
+    """The compiled cell formatter (None: not built, disabled, or a big-endian machine, where the words' bytes
+    would be in the other order)."""
+    from .._ckernel import c_function
+
+    if sys.byteorder != "little":
+        return None
+    P, L = ctypes.c_void_p, ctypes.c_long
+    return c_function("dynid.io._csv_kernel", "dynid_format_cells", [P, L, L, P, P, P, P, P, P, P, P, P, L, L, P], L)
