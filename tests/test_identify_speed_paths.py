@@ -1,6 +1,7 @@
 """The fast paths of a default identification give what the direct computations give (issue 15, speed).
 
-- the blocked QR (TSQR) of the tall per-joint rows: the R factor of one LAPACK QR (``RᵀR = AᵀA``);
+- the blocked QR (TSQR) of the tall per-joint rows: the R factor of one LAPACK QR (``RᵀR = AᵀA``); each joint's
+  factor from the columns its rows touch only: still a factor of all of them;
 - the physically consistent continuation from the linear fit's weighted R factor: the estimate of a fresh
   QR of all its columns (the former path, still used without the factor);
 - the selection's conditionings on a second thread: the same walk, scores and choice as on one thread;
@@ -56,6 +57,27 @@ def test_blocked_qr_gives_the_r_factor_of_one_qr(rng, n, dependent):
         np.testing.assert_allclose(np.abs(R[:9]), np.abs(R0[:9]), rtol=0, atol=1e-10 * np.abs(R0).max())
     else:           # unique up to the signs of its rows
         np.testing.assert_allclose(np.abs(R), np.abs(R0), rtol=0, atol=1e-10 * np.abs(R0).max())
+
+
+def test_per_joint_factors_from_the_columns_a_joint_touches_are_factors_of_all(rng):
+    from dynid.identification.solve import _joint_factors
+
+    n, k = 9000, 10
+    W = rng.normal(size=(n, k)) * np.logspace(-2, 2, k)
+    joint = rng.integers(0, 4, n)
+    for j in range(3):
+        W[joint == j, : 2 * j] = 0.0            # joint j's rows: no torque from the links before it
+    W[:, 7] = 0.0                               # a column no row touches
+    joint[joint == 3] = 0
+    joint[:4] = 3                               # a joint with fewer rows than columns
+    y = rng.normal(size=n)
+    scale = np.where(np.linalg.norm(W, axis=0) > 0, np.linalg.norm(W, axis=0), 1.0)
+    F = _joint_factors(W, y, joint, 5, scale)
+    assert F.shape == (5, k + 1, k + 1) and not F[4].any()                  # joint 5 has no rows
+    for j in range(4):
+        A = np.column_stack([W[joint == j] / scale, y[joint == j]])
+        assert np.allclose(np.tril(F[j], -1), 0.0)
+        np.testing.assert_allclose(F[j].T @ F[j], A.T @ A, rtol=0, atol=1e-12 * np.abs(A.T @ A).max())
 
 
 def test_consistent_continuation_from_the_linear_factor_matches_a_fresh_qr(run, monkeypatch):

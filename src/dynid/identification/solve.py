@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError, IdentifiabilityError
+from ..signal.conditioning import fft_length
 
 __all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time"]
 
@@ -80,8 +81,9 @@ def autocorrelation_time(x: np.ndarray, c: float = 5.0) -> float:
     if n < 8:
         return 1.0
     x = x - x.mean()
-    f = np.fft.rfft(x, 2 * n)
-    acf = np.fft.irfft(f * np.conj(f))[:n]
+    m = fft_length(2 * n)                   # zero padding beyond 2n - 1: no wrap-around, at a length FFTs do fast
+    f = np.fft.rfft(x, m)
+    acf = np.fft.irfft(f * np.conj(f), m)[:n]
     if acf[0] <= 0:
         return 1.0
     rho = acf / acf[0]
@@ -144,19 +146,24 @@ def tall_r_factor(A: np.ndarray) -> np.ndarray:
 def _joint_factors(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: int,
                    col_scale: np.ndarray) -> np.ndarray:
     """Per joint, the R factor ``(k+1, k+1)`` of its rows ``[W_j diag(1/col_scale) | y_j]`` (zero rows where a
-    joint has fewer rows than that): every per-joint weighting of the least squares is then a QR of the
-    stacked, weighted factors — one pass over the tall matrix for all the solves, one joint's rows at a time."""
+    joint has fewer rows than that, and where its rows have a zero column): every per-joint weighting of the
+    least squares is then a QR of the stacked, weighted factors — one pass over the tall matrix for all the
+    solves, one joint's rows at a time."""
     k = W.shape[1]
     F = np.zeros((n_joints, k + 1, k + 1))
     for j in range(n_joints):  # per joint (a handful), not per sample
         rows = joint == j
         if not rows.any():
             continue
-        Ab = np.empty((int(rows.sum()), k + 1))
-        np.divide(W[rows], col_scale[None, :], out=Ab[:, :k])
-        Ab[:, k] = y[rows]
+        Wj = W[rows]
+        # only the columns this joint's rows touch (a serial arm's joint j: the links from j on, its own friction):
+        # the factor of those, with zero rows and columns where the others are, is a factor of all of them
+        cols = np.append(np.flatnonzero(np.any(Wj != 0, axis=0)), k)
+        Ab = np.empty((Wj.shape[0], cols.size))
+        np.divide(Wj[:, cols[:-1]], col_scale[None, cols[:-1]], out=Ab[:, :-1])
+        Ab[:, -1] = y[rows]
         R = tall_r_factor(Ab)
-        F[j, : R.shape[0]] = R
+        F[j][np.ix_(cols[: R.shape[0]], cols)] = R
     return F
 
 

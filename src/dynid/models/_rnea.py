@@ -479,8 +479,9 @@ def _split_over_threads(fn, ch: CompiledChain, q, qd, qdd, gravity, outputs, wha
         status = [run(0, N)]
     else:
         edges = np.linspace(0, N, nt + 1).astype(int)
-        with ThreadPoolExecutor(nt) as ex:
-            status = list(ex.map(run, edges[:-1], edges[1:]))
+        with ThreadPoolExecutor(nt - 1) as ex:              # the first part on this thread: one thread fewer to start
+            others = ex.map(run, edges[1:-1], edges[2:])   # (submitted now, collected below)
+            status = [run(edges[0], edges[1]), *others]
     if any(status):
         raise RuntimeError(f"dynid: the compiled {what} kernel rejected its arguments")
 

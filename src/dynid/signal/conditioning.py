@@ -55,7 +55,7 @@ from ..units import velocity_unit
 from .time_base import TimeBase, find_time_base, regrid
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
-           "lowpass", "butterworth_filtfilt"]
+           "lowpass", "butterworth_filtfilt", "fft_length"]
 
 
 STICK_FACTOR = 3.0
@@ -253,7 +253,7 @@ def butterworth_filtfilt(x: np.ndarray, cutoff_hz: float, dt: float, order: int 
     n = x.shape[0]
     pad = int(min(n - 1, max(3 * (2 * order + 1), math.ceil(3.0 / (cutoff_hz * dt)))))
     m = n + 2 * pad
-    nfft = _fft_length(m + pad)
+    nfft = fft_length(m + pad)
     # the extended signal minus its end-to-end ramp, built in place in the zero-padded transform buffer
     # (few full-size temporaries: each costs its page faults)
     xe = np.zeros((nfft, x.shape[1]))
@@ -279,7 +279,7 @@ def butterworth_filtfilt(x: np.ndarray, cutoff_hz: float, dt: float, order: int 
     return y[:, 0] if squeeze else y
 
 
-def _fft_length(n: int) -> int:
+def fft_length(n: int) -> int:
     """The smallest ``2^a 3^b 5^c >= n``: a length numpy's FFT transforms fast (about 20 % faster than the next
     power of two on a recording's columns; measured)."""
     best = 1 << max(n - 1, 0).bit_length()
