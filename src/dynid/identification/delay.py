@@ -74,11 +74,12 @@ def estimate_delay(ident, max_shift: int = DELAY_SEARCH_SAMPLES, max_rows: int =
     Q, _ = np.linalg.qr(W / scale)
     w = ident.lsq.weights[np.nonzero(mask)[1]]
     shifts = np.arange(-max_shift, max_shift + 1)
-    ssr = np.empty(shifts.size)
-    for i, sh in enumerate(shifts):  # 2*max_shift+1 small refits
-        y = (cond.tau[idx + sh] - base_known)[mask]
-        r = y - Q @ (Q.T @ y)
-        ssr[i] = float(np.sum((w * r) ** 2))
+    # the 2*max_shift+1 refits at once: the shifted torques as columns, projected out together
+    rows, cols = np.nonzero(mask)
+    Ys = cond.tau[idx[rows][:, None] + shifts[None, :], cols[:, None]] - base_known[rows, cols][:, None]
+    r = Ys - Q @ (Q.T @ Ys)
+    r *= w[:, None]
+    ssr = np.einsum("ij,ij->j", r, r)
     k = int(np.argmin(ssr))
     best = float(shifts[k])
     if 0 < k < shifts.size - 1:

@@ -180,6 +180,7 @@ def acceleration_torque(ident, idx: np.ndarray | None = None) -> dict[str, np.nd
     tau_acc = plant.torque(ident.theta, q, zero, qdd, sign=zs) - plant.torque(ident.theta, q, zero, zero, sign=zs)
     Y0 = plant.regressor(q, zero, zero, sign=zs)
     Y = plant.regressor(q, zero, qdd, sign=zs) - Y0
+    k = plant.n_model                            # the model's own columns come first
     indep = np.asarray(ident.base.independent)
     exc = np.asarray(ident.base_excited, dtype=bool)
     cov = ident.lsq.cov if ident.lsq.cov is not None else np.diag(np.asarray(ident.base_std, dtype=float) ** 2)
@@ -190,21 +191,33 @@ def acceleration_torque(ident, idx: np.ndarray | None = None) -> dict[str, np.nd
     out = {k: np.zeros(n) for k in ("rms", "std", "torque_rms", "error_rms")}
     # whether the *model* (not an armature the friction block may add) has inertia: a semi-static model has none,
     # and its slow program is slow on purpose
-    Ym0 = plant.model.regressor(q, zero, zero)
-    Ym = plant.model.regressor(q, zero, qdd) - Ym0
+    Ym0, Ym = Y0[..., :k], Y[..., :k]
     out["has_inertia"] = np.abs(Ym).max(axis=(0, 2)) > 1e-9 * max(float(np.abs(Ym0).max()),
                                                                   float(np.abs(Ym).max()), 1e-300)
-    m_all = cond.moving[idx]
-    for j in range(n):
-        m = m_all[:, j] if m_all[:, j].any() else np.ones(idx.size, bool)
-        mf = cond.moving[:, j] if cond.moving[:, j].any() else np.ones(cond.data_length, bool)
-        out["rms"][j] = np.sqrt(np.mean(tau_acc[m, j] ** 2))
-        out["std"][j] = np.sqrt(np.mean(var[m, j]))
-        out["torque_rms"][j] = np.sqrt(np.mean(cond.tau[mf, j] ** 2))
-        noise = np.sqrt(np.mean((cond.tau_raw[mf, j] - cond.tau[mf, j]) ** 2))
-        noise_f = noise * np.sqrt(min(1.0, 2 * cond.cutoff_hz * cond.sample_period_s))  # what the filter leaves
-        out["error_rms"][j] = max(float(np.sqrt(np.mean(ident.te[mf, j] ** 2))), noise_f)
+    m = _moving_or_all(cond.moving[idx])
+    out["rms"] = _masked_rms(tau_acc, m)
+    out["std"] = np.sqrt(_masked_mean(var, m))
+    mf = _moving_or_all(cond.moving)
+    out["torque_rms"] = _masked_rms(cond.tau, mf)
+    noise = _masked_rms(cond.tau_raw - cond.tau, mf)
+    noise_f = noise * np.sqrt(min(1.0, 2 * cond.cutoff_hz * cond.sample_period_s))  # what the filter leaves
+    out["error_rms"] = np.maximum(_masked_rms(ident.te, mf), noise_f)
     return out
+
+
+def _moving_or_all(moving: np.ndarray) -> np.ndarray:
+    """The gate ``(N, n_joints)``, every sample for a joint that never passes it."""
+    return moving | ~moving.any(axis=0)
+
+
+def _masked_mean(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per column, the mean of ``x`` ``(N, n)`` over the rows where ``mask`` ``(N, n)`` holds (0 where none does)."""
+    return np.where(mask, x, 0.0).sum(axis=0) / np.maximum(mask.sum(axis=0), 1)
+
+
+def _masked_rms(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per column, the RMS of ``x`` ``(N, n)`` over the rows where ``mask`` holds (one pass, no squares stored)."""
+    return np.sqrt(np.einsum("ij,ij,ij->j", x, x, mask.astype(float)) / np.maximum(mask.sum(axis=0), 1))
 
 
 def _too_slow(ident) -> list[Diagnostic]:
@@ -227,7 +240,8 @@ def _too_slow(ident) -> list[Diagnostic]:
     """
     cond = ident.cond
     out = []
-    frac = cond.moving_samples / cond.data_length
+    moving_samples = cond.moving_samples
+    frac = moving_samples / cond.data_length
     acc = acceleration_torque(ident)
     rms_tau = acc["torque_rms"]
     share = np.where(rms_tau > 0, acc["rms"] / np.where(rms_tau > 0, rms_tau, 1.0), np.inf)
@@ -240,7 +254,7 @@ def _too_slow(ident) -> list[Diagnostic]:
     # data leave free can come out inflated past it and must not count)
     motion_slow = bool(inertial.any()) and not bool(np.any(inertial & determined & (share >= MIN_INERTIAL_SHARE)))
     for j in range(cond.n_joints):
-        ev = {"moving_fraction": float(frac[j]), "moving_samples": int(cond.moving_samples[j]),
+        ev = {"moving_fraction": float(frac[j]), "moving_samples": int(moving_samples[j]),
               "data_length": cond.data_length, "velocity_threshold": float(cond.velocity_threshold[j]),
               "inertial_share": float(share[j]), "acceleration_torque_share": float(share[j]),
               "acceleration_torque_rms": float(acc["rms"][j]), "acceleration_torque_relative_std": float(rel[j]),
@@ -497,18 +511,20 @@ def _systematic_residual(ident) -> list[Diagnostic]:
     cond, plant = ident.cond, ident.plant
     out = []
     idx = _subsample(ident)
-    Y = plant.regressor(cond.q[idx], cond.qd[idx], cond.qdd[idx], sign=cond.sign[idx])[..., ident.base.independent]
+    Y = None                                    # the regressor on the subsample, when an axis needs it
     kinds = plant.model.joint_kinds
+    moving = cond.moving
+    rms_e_all, rms_tau_all = _masked_rms(ident.te, moving), _masked_rms(cond.tau, moving)
+    noise_all = _masked_rms(cond.tau_raw - cond.tau, moving)
+    rms_e_all[~moving.any(axis=0)] = np.nan     # (a joint that never moves: skipped below)
     for j in range(cond.n_joints):
-        m_full = cond.moving[:, j]
-        e_full = ident.te[m_full, j]
-        tau_full = cond.tau[m_full, j]
-        rms_e = float(np.sqrt(np.mean(e_full**2)))
-        rms_tau = float(np.sqrt(np.mean(tau_full**2)))
-        noise = float(np.sqrt(np.mean((cond.tau_raw[m_full, j] - tau_full) ** 2)))
-        noise_f = noise * np.sqrt(2 * cond.cutoff_hz * cond.sample_period_s)  # what the filter leaves of it
-        if rms_tau == 0 or rms_e < max(0.03 * rms_tau, 3 * noise_f):
+        rms_e, rms_tau = float(rms_e_all[j]), float(rms_tau_all[j])
+        noise_f = float(noise_all[j]) * np.sqrt(2 * cond.cutoff_hz * cond.sample_period_s)  # what the filter leaves
+        if rms_tau == 0 or not rms_e >= max(0.03 * rms_tau, 3 * noise_f):
             continue
+        if Y is None:
+            Y = plant.regressor(cond.q[idx], cond.qd[idx], cond.qdd[idx],
+                                sign=cond.sign[idx])[..., ident.base.independent]
         m = cond.moving[idx, j]
         e = ident.te[idx, j][m]
         W = Y[m, j, :]
