@@ -9,12 +9,11 @@ together).
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "commit_files", "Staging"]
+__all__ = ["atomic_write_text", "atomic_write_bytes", "commit_files", "Staging", "create_temporary"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -31,6 +30,18 @@ def commit_files(files: Mapping[Path, bytes]) -> None:
         for path, data in files.items():
             staging.write(path, data)
         staging.commit()
+
+
+def create_temporary(path: Path) -> tuple[int, str]:
+    """A new file ``.<name>.<random>.tmp`` beside ``path``, opened for writing (mode 0600, as
+    :func:`tempfile.mkstemp` creates it; that module's import costs more than this)."""
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 class Staging:
@@ -56,7 +67,7 @@ class Staging:
         """Write ``data`` (bytes-like) to a temporary file beside ``path`` (creating its folder)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = create_temporary(path)
         with self._lock:
             self._temps[path] = tmp
         with os.fdopen(fd, "wb") as fh:

@@ -7,13 +7,13 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import textwrap
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
+from .._atomic import create_temporary
 from ..errors import ConfigError, DynidError
 
 __all__ = ["Progress", "print_json", "table", "wrap", "fail", "warn", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE",
@@ -290,8 +290,9 @@ def check_output(path: str | os.PathLike, *, kind: str = "dir", option: str = "-
     if not folder.is_dir():
         raise cannot(f"{folder} is a file, not a folder")
     try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        fd, probe = create_temporary(folder / ".dynid-write-check")
+        os.close(fd)
+        os.unlink(probe)
     except OSError as err:
         raise cannot(f"{folder} is not writable ({(err.strerror or str(err)).lower()})") from None
     return p

@@ -19,11 +19,9 @@ M. Gautier, "Numerical calculation of the base inertial parameters of robots", J
 
 from __future__ import annotations
 
-import hashlib
 import threading
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
@@ -82,6 +80,8 @@ class BaseParameters:
 
 def format_combination(lead: str, terms: Sequence[tuple[float, str]], digits: int = 6) -> str:
     """``lead + c1*name1 - c2*name2`` with negligible coefficients dropped and simple ratios kept exact."""
+    from fractions import Fraction              # (here: its import pulls in decimal, which an identification never needs)
+
     out = lead
     scale = max([1.0] + [abs(c) for c, _ in terms])
     for c, name in terms:
@@ -170,8 +170,7 @@ def structural_base(plant, *, n_states: int = 400, seed: int = 0, exclude: Seque
     order = preference_order(plant.param_roles, plant.param_names, plant.model.prefer_dependent)
     # an identification analyses the same plant twice (the selection, the final fit): the same matrix, the same
     # answer, remembered by the matrix's content (a few recent ones)
-    key = (hashlib.blake2b(W.tobytes(), digest_size=16).digest(), W.shape, tuple(plant.param_names), tuple(order),
-           plant.model.structural_rtol)
+    key = (hash(W.tobytes()), float(W.sum()), W.shape, tuple(plant.param_names), tuple(order), plant.model.structural_rtol)
     with _RECENT_LOCK:
         found = _RECENT.get(key)
     if found is None:

@@ -130,28 +130,39 @@ def format_prg(c: PrgContent, *, newline: str = "\n") -> str:
 
 
 _FLOAT = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-_RE = {
-    "title": re.compile(r"dynamic parameter identification for\s+(\w+)\s+(succeeded|failed)", re.I),
-    "date": re.compile(r"identification date and time:\s*(\d{2}/\d{2}/\d{2}\s+\d{2}:\d{2}:\d{2})", re.I),
-    "max": re.compile(r"max relative torque error:(.*)", re.I),
-    "mean": re.compile(r"mean relative torque error:(.*)", re.I),
-    "axis_pct": re.compile(r"axis\s+(\d+)\s*=\s*" + _FLOAT + r"\s*%", re.I),
-    "allowed": re.compile(r"maximal allowed\s*=\s*" + _FLOAT, re.I),
-    "cutoff": re.compile(r"signal filter cutoff frequency\s*=\s*" + _FLOAT, re.I),
-    "length": re.compile(r"signal data length\s*=\s*(\d+)\s*samples\s*\(raw record length\s*=\s*(\d+)", re.I),
-    "moving": re.compile(r"axis\s+(\d+)\s*=\s*(\d+)\s*samples\s*\(threshold\s*=\s*" + _FLOAT + r"\s*([\w/]+)\)", re.I),
-    "param": re.compile(r"^(\w+)\.DynamicParameter\[(\d+)\]\s*=\s*(\S+)\s*$", re.I),
-    "friction": re.compile(r"^(\w+)\.(ViscousFriction|CoulombFriction)\s*=\s*(\S+)\s*$", re.I),
-    "model": re.compile(r"^(\w+)\.DynamicModel\s*=\s*(-?\d+)\s*$", re.I),
-    "threshold": re.compile(r"^(\w+)\.TorqueThreshold\s*=\s*(\S+)\s*$", re.I),
-    "extra": re.compile(r"^dynid parameter\s+(\S+)\s*=\s*" + _FLOAT + r"\s*(.*?)\s*(?:\(no softmc.*\))?\s*$", re.I),
-    "fmodel": re.compile(r"^dynid friction model:\s*([\w+]+)\s*(?:;\s*stribeck velocity\s*=\s*" + _FLOAT + r")?", re.I),
-    "fterm": re.compile(r"^friction term\s+'(\w+)'\s*\([^)]*\):\s*(.*)$", re.I),
-    "filter": re.compile(r"^dynid filter:\s*cutoff\s*=\s*" + _FLOAT + r"\s*hz\s*;\s*order\s*=\s*(\d+)", re.I),
-    "pair": re.compile(r"(\w+)\s*=\s*" + _FLOAT),
-    "prop": re.compile(r"^(\w+)\.(\w+)\s*=\s*(\S+)\s*$", re.I),
-    "attach": re.compile(r"^attach\s+(\w+)\s*$", re.I),
+_PATTERNS = {
+    "title": (r"dynamic parameter identification for\s+(\w+)\s+(succeeded|failed)", re.I),
+    "date": (r"identification date and time:\s*(\d{2}/\d{2}/\d{2}\s+\d{2}:\d{2}:\d{2})", re.I),
+    "max": (r"max relative torque error:(.*)", re.I),
+    "mean": (r"mean relative torque error:(.*)", re.I),
+    "axis_pct": (r"axis\s+(\d+)\s*=\s*" + _FLOAT + r"\s*%", re.I),
+    "allowed": (r"maximal allowed\s*=\s*" + _FLOAT, re.I),
+    "cutoff": (r"signal filter cutoff frequency\s*=\s*" + _FLOAT, re.I),
+    "length": (r"signal data length\s*=\s*(\d+)\s*samples\s*\(raw record length\s*=\s*(\d+)", re.I),
+    "moving": (r"axis\s+(\d+)\s*=\s*(\d+)\s*samples\s*\(threshold\s*=\s*" + _FLOAT + r"\s*([\w/]+)\)", re.I),
+    "param": (r"^(\w+)\.DynamicParameter\[(\d+)\]\s*=\s*(\S+)\s*$", re.I),
+    "friction": (r"^(\w+)\.(ViscousFriction|CoulombFriction)\s*=\s*(\S+)\s*$", re.I),
+    "model": (r"^(\w+)\.DynamicModel\s*=\s*(-?\d+)\s*$", re.I),
+    "threshold": (r"^(\w+)\.TorqueThreshold\s*=\s*(\S+)\s*$", re.I),
+    "extra": (r"^dynid parameter\s+(\S+)\s*=\s*" + _FLOAT + r"\s*(.*?)\s*(?:\(no softmc.*\))?\s*$", re.I),
+    "fmodel": (r"^dynid friction model:\s*([\w+]+)\s*(?:;\s*stribeck velocity\s*=\s*" + _FLOAT + r")?", re.I),
+    "fterm": (r"^friction term\s+'(\w+)'\s*\([^)]*\):\s*(.*)$", re.I),
+    "filter": (r"^dynid filter:\s*cutoff\s*=\s*" + _FLOAT + r"\s*hz\s*;\s*order\s*=\s*(\d+)", re.I),
+    "pair": (r"(\w+)\s*=\s*" + _FLOAT, 0),
+    "prop": (r"^(\w+)\.(\w+)\s*=\s*(\S+)\s*$", re.I),
+    "attach": (r"^attach\s+(\w+)\s*$", re.I),
 }
+
+
+class _Compiled(dict):
+    """The patterns above, each compiled when first used (reading a PRG needs them; writing one does not)."""
+
+    def __missing__(self, name: str) -> re.Pattern:
+        self[name] = pattern = re.compile(*_PATTERNS[name])
+        return pattern
+
+
+_RE = _Compiled()
 
 
 _DYNID_COMMENT = re.compile(r"^(dynid |friction term )", re.I)

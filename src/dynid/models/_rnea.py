@@ -200,7 +200,7 @@ def _phi_map() -> np.ndarray:
     return M.reshape(12, 60)
 
 
-_PHI = _phi_map()
+_phi = lru_cache(maxsize=1)(_phi_map)   # (the numpy path's; built when first needed)
 
 
 def body_wrench_regressor(w: np.ndarray, dw: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -227,7 +227,7 @@ def body_wrench_regressor(w: np.ndarray, dw: np.ndarray, a: np.ndarray) -> np.nd
     wx, wy, wz = w[..., 0], w[..., 1], w[..., 2]
     feat[..., 6], feat[..., 7], feat[..., 8] = wx * wx, wx * wy, wx * wz
     feat[..., 9], feat[..., 10], feat[..., 11] = wy * wy, wy * wz, wz * wz
-    return (feat @ _PHI).reshape(shape + (6, N_BODY_PARAMS))
+    return (feat @ _phi()).reshape(shape + (6, N_BODY_PARAMS))
 
 
 def _transform_basis(ch: CompiledChain, i: int) -> np.ndarray:
@@ -384,7 +384,7 @@ def _chunk(ch: CompiledChain, ws: _Workspace, q, qd, qdd, gravity, out) -> None:
         np.multiply(wy, wy, out=feat[:, 9])
         np.multiply(wy, wz, out=feat[:, 10])
         np.multiply(wz, wz, out=feat[:, 11])
-        _gemm(feat, _PHI, ws.phi[:C])
+        _gemm(feat, _phi(), ws.phi[:C])
         cols = slice(N_BODY_PARAMS * i, N_BODY_PARAMS * (i + 1))
         np.matmul(R[:, 2: 3 + i], phi, out=Y[:, : i + 1, cols])
     out[...] = Y                          # one streaming copy of the cache-resident chunk
