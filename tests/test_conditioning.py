@@ -110,3 +110,27 @@ def test_bad_cutoff_is_a_config_error():
         ConditioningOptions(cutoff_hz=-1.0)
     with pytest.raises(ConfigError, match="Nyquist"):
         condition(sine_rec(), ConditioningOptions(cutoff_hz=600.0))
+
+
+@pytest.mark.parametrize("options", [ConditioningOptions(cutoff_hz=8.0),
+                                     ConditioningOptions(cutoff_hz=8.0, torque_delay_s=0.002, smooth_sign=False),
+                                     ConditioningOptions(detect_stick=False)])
+def test_conditioning_on_two_workers_gives_the_same_arrays(options):
+    """With an idle worker the torque's filter and the stick detection's velocity run there: the same result,
+    bit for bit (the selection and the final fit condition so)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(4)
+    t = np.arange(6000) * 1e-3
+    q = np.column_stack([np.sin(2 * np.pi * 0.7 * t), 0.5 * np.sin(2 * np.pi * 1.3 * t + 1.0)])
+    q[2000:2600, 0] = q[2000, 0]                                      # a stuck stretch
+    tau = 3 * q + np.sign(np.gradient(q, axis=0)) + 0.01 * rng.normal(size=q.shape)
+    rec = Recording(t, q, tau)
+    alone = condition(rec, options)
+    with ThreadPoolExecutor(1) as pool:
+        split = condition(rec, options, pool=pool)
+    for name in ("t", "q", "qd", "qdd", "tau", "tau_raw", "sign", "moving", "stuck", "near_stuck",
+                 "velocity_threshold", "velocity_noise"):
+        np.testing.assert_array_equal(getattr(split, name), getattr(alone, name), err_msg=name)
+    assert split.options == alone.options and split.cutoff_hz == alone.cutoff_hz
+    assert alone.stuck[:, 0].any() == options.detect_stick                # the stuck stretch is found (or not looked for)

@@ -8,6 +8,7 @@ friction model, the cutoff, outlier rejection, the torque delay) wrap it in
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -19,6 +20,7 @@ from ..models.base import Plant
 from ..models.inertia import physical_consistency
 from ..recording import Recording
 from ..signal.conditioning import Conditioned, ConditioningOptions, condition
+from ..threads import num_threads
 from .base_params import Confounding, confounded_groups
 from .diagnostics import diagnose, prediction_uncertainty
 from .options import IdentifyOptions, ParameterStatus
@@ -29,20 +31,25 @@ from .solve import LeastSquares, weighted_lstsq
 
 __all__ = ["fit_once", "condition_for", "conditioning_options", "solve", "Solution", "Fit"]
 
+SPLIT_CONDITIONING = 60_000
+"""Recordings of at least this many values (samples x joints) are conditioned on two threads where two are allowed
+(half the work on each; below it, starting the thread costs more than it saves)."""
+
 Fit = Callable[..., Identification]
 """``fit(rec, plant, options, progress=None) -> Identification``: one estimator, as the selections call it."""
 
 
-def condition_for(rec: Recording, plant: Plant, options: IdentifyOptions) -> Conditioned:
+def condition_for(rec: Recording, plant: Plant, options: IdentifyOptions, *, pool=None) -> Conditioned:
     """Stage 2: the recording conditioned for ``plant`` (the model's upper velocity fraction, the coupled
-    motors' Coulomb signs filtered like the joints')."""
+    motors' Coulomb signs filtered like the joints'); ``pool``: an idle worker for half of it
+    (:func:`~dynid.signal.conditioning.condition`)."""
     if rec.tau is None:
         raise IdentifiabilityError(f"{rec.source}: the recording has no torque columns",
                                    hint="identification needs tau1..taun")
     if rec.n_joints != plant.n_joints:
         raise IdentifiabilityError(f"{rec.source}: {rec.n_joints} joints recorded, model {plant.model.name!r} "
                                    f"has {plant.n_joints}")
-    return condition(rec, conditioning_options(plant, options), plant.model.joint_kinds)
+    return condition(rec, conditioning_options(plant, options), plant.model.joint_kinds, pool=pool)
 
 
 def conditioning_options(plant: Plant, options: IdentifyOptions) -> ConditioningOptions:
@@ -76,6 +83,9 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     step("conditioning", 0.0)
     if conditioned is not None and conditioned.options == conditioning_options(plant, options):
         cond = conditioned
+    elif num_threads() > 1 and rec.n_samples * rec.n_joints >= SPLIT_CONDITIONING:
+        with ThreadPoolExecutor(1) as pool:
+            cond = condition_for(rec, plant, options, pool=pool)
     else:
         cond = condition_for(rec, plant, options)
     reg = build_regression(cond, plant, options, progress=step)

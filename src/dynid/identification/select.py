@@ -262,26 +262,25 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     ridges = RIDGES if ridge and prior is not None else (options.prior_regularization,)
     first = Plant(model.with_config(friction=specs[0]))
 
-    def conditioned(fc: float) -> Conditioned | None:
-        """The recording conditioned at cutoff ``fc`` (None where it cannot be)."""
+    def conditioned(fc: float, pool=None) -> Conditioned | None:
+        """The recording conditioned at cutoff ``fc`` (None where it cannot be); ``pool``: an idle worker for
+        half of it."""
         opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
         try:
-            return condition_for(rec, first, opts)
+            return condition_for(rec, first, opts, pool=pool)
         except DynidError:
             return None
 
-    # the conditionings are the bulk of the work and independent of each other (numpy's FFTs and ufuncs release
-    # the GIL): with two threads, every other cutoff is conditioned on a second one, nearest first (the step up,
-    # the step down, the second step up, ...; the first of them also scored there), started now, while this thread
-    # prepares, conditions the default and scores it; the walk needs two or three of them, the rest is spare time of
-    # the second thread (a job not started when the walk needs it is done here rather than waited for, and one not
-    # needed is cancelled)
+    # the conditionings are the bulk of the work: with two threads, the nearest other cutoff (the step up) is
+    # conditioned and scored on a second one, started now, while this thread prepares, conditions the default and
+    # scores it; the walk then knows where to go, and each further cutoff it needs is conditioned on both threads
+    # (the torque's filter and the stick detection on the second) and scored here — nothing is conditioned in vain
     home = default_hz if default_hz in cutoffs else cutoffs[0]
     i0 = cutoffs.index(home)
     up, down = cutoffs[i0 + 1:], cutoffs[:i0][::-1]
     ahead = ThreadPoolExecutor(1) if num_threads() > 1 and len(cutoffs) > 1 else None
     pending: dict[float, Future] = {}
-    order = [fc for k in range(max(len(up), len(down))) for fc in (*up[k:k + 1], *down[k:k + 1])]
+    order = [*up[:1], *down[:1]]
     if ahead is not None:
         pending[order[0]] = ahead.submit(conditioned, order[0])
     try:
@@ -476,27 +475,20 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                     out[(float(fc), s, float(r))] = float(np.mean(errs[r]))
             return out
 
-        def conditioned_and_scored(fc: float) -> tuple[Conditioned | None, dict]:
-            cond = conditioned(fc)
-            return cond, score_at(fc, cond)
 
-        # the second thread scores the nearest cutoff as soon as it is conditioned: the walk knows where to go once the
-        # default is scored here, and the next conditioning it needs is then usually done or under way
-        if ahead is not None:
+        if ahead is not None:                       # the nearest cutoff scored where it is conditioned
             nearest = pending.pop(order[0])
             pending[order[0]] = ahead.submit(lambda: (nearest.result(), score_at(order[0], nearest.result())))
-            for fc in order[1:]:
-                pending[fc] = ahead.submit(conditioned, fc)
 
         def score(fc: float) -> Conditioned | None:
             """Score every combination at cutoff ``fc`` (into ``scores``); the conditioned recording."""
             step(f"choosing: cutoff {fc:.3g} Hz", 0.3 * len({c for c, _, _ in scores}) / max(len(cutoffs) - 1, 1))
             job = pending.pop(fc, None)
-            if job is None or job.cancel():                 # not started on the second thread: done here
-                cond, found = conditioned_and_scored(fc)
-            else:
-                done = job.result()
-                cond, found = done if isinstance(done, tuple) else (done, score_at(fc, done))
+            if job is not None:
+                cond, found = job.result()
+            else:                                   # split over both threads once the second is free
+                cond = conditioned(fc, None if pending else ahead)
+                found = score_at(fc, cond)
             scores.update(found)
             return cond
 

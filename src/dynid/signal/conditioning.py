@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -53,6 +53,9 @@ from ..errors import ConfigError, InputDataError
 from ..recording import Recording
 from ..units import velocity_unit
 from .time_base import TimeBase, find_time_base, regrid
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
            "lowpass", "butterworth_filtfilt", "fft_length"]
@@ -331,18 +334,25 @@ def _central_second(x: np.ndarray, dt: float) -> np.ndarray:
     return d
 
 
-def _stick(q_raw: np.ndarray, cutoff: float, dt: float, order: int, qdd: np.ndarray, keep: slice):
-    """Stuck samples and the samples near them (within ``1/cutoff``), both ``(N_kept, n_joints)``."""
+def _stick_velocity(q_raw: np.ndarray, cutoff: float, dt: float, order: int, keep: slice):
+    """What :func:`_stick` needs of the positions alone: the velocity filtered at 4x the cutoff over the kept
+    samples, and its threshold per joint (independent of the rest of the conditioning)."""
     hi = min(4.0 * cutoff, 0.4 / dt)
     v = _central_first(lowpass(q_raw, hi, dt, order), dt)
     noise = _noise_std(v, hi, dt)
-    thr = np.maximum(0.01 * np.abs(v[keep]).max(axis=0), 2.0 * noise)
-    n_keep = v[keep].shape[0]
+    return v[keep], np.maximum(0.01 * np.abs(v[keep]).max(axis=0), 2.0 * noise)
+
+
+def _stick(q_raw: np.ndarray, cutoff: float, dt: float, order: int, qdd: np.ndarray, keep: slice, velocity=None):
+    """Stuck samples and the samples near them (within ``1/cutoff``), both ``(N_kept, n_joints)``;
+    ``velocity``: :func:`_stick_velocity` already computed."""
+    v, thr = velocity if velocity is not None else _stick_velocity(q_raw, cutoff, dt, order, keep)
+    n_keep = v.shape[0]
     stuck = np.zeros((n_keep, v.shape[1]), dtype=bool)
     near = np.zeros_like(stuck)
     reach = int(math.ceil(1.0 / (cutoff * dt)))
     for j in range(v.shape[1]):  # per joint; the loop below runs over reversals, not samples
-        slow = np.abs(v[keep, j]) < thr[j]
+        slow = np.abs(v[:, j]) < thr[j]
         d = np.diff(np.concatenate([[0], slow.astype(np.int8), [0]]))
         for a, b in zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]):
             acc = np.abs(qdd[keep][a:b, j]).max()
@@ -378,7 +388,8 @@ def _time_base(rec: Recording, options: ConditioningOptions) -> tuple[TimeBase |
 
 
 def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions(),
-              joint_kinds: Sequence[str] | None = None, *, require_motion: bool = True) -> Conditioned:
+              joint_kinds: Sequence[str] | None = None, *, require_motion: bool = True,
+              pool: Executor | None = None) -> Conditioned:
     """Repair the time base, filter, differentiate, trim and gate a recording.
 
     Parameters
@@ -390,6 +401,9 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         Only used to word messages (rad/s vs m/s).
     require_motion : bool
         Raise when a joint has too few samples above its velocity threshold (identification).
+    pool : Executor, optional
+        An idle worker: the torque's filter and the stick detection's velocity (half the work) run there
+        meanwhile; the result is the same.
 
     Returns
     -------
@@ -426,23 +440,6 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         raise ConfigError(f"cutoff {cutoff:g} Hz is not below the Nyquist frequency {0.5 / dt:g} Hz of the recording",
                           hint="choose a lower cutoff", options=("cutoff",))
     order = options.filter_order
-    q_f = lowpass(q_in, cutoff, dt, order)
-    if options.use_recorded_derivatives and qd_in is not None:
-        qd = lowpass(qd_in, cutoff, dt, order)
-        qdd = lowpass(qdd_in, cutoff, dt, order) if qdd_in is not None else _central_first(qd, dt)
-    else:
-        qd = _central_first(q_f, dt)
-        qdd = _central_second(q_f, dt)
-    if tau is not None and options.torque_delay_s:
-        tau = _shift(tau, options.torque_delay_s / dt)
-    tau_f = lowpass(tau, cutoff, dt, order) if tau is not None else None
-    sgn = np.sign(qd)
-    if options.sign_directions:
-        U = np.array(options.sign_directions, dtype=float).reshape(-1, n)
-        sgn = np.concatenate([sgn, np.sign(qd @ U.T)], axis=1)
-    if options.smooth_sign:
-        sgn = lowpass(sgn, cutoff, dt, order)
-
     trim = options.trim if options.trim is not None else default_trim(cutoff, dt)
     trim += int(math.ceil(abs(options.torque_delay_s) / dt - 1e-6))  # shifted-in samples have no data
     N = q_in.shape[0]
@@ -451,6 +448,31 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
             f"{rec.source}: {N} samples leave only {max(N - 2 * trim, 0)} after trimming {trim} at each end "
             f"for the {cutoff:.3g} Hz filter", hint="record longer or raise the cutoff", options=("cutoff",))
     keep = slice(trim, N - trim)
+    if tau is not None and options.torque_delay_s:
+        tau = _shift(tau, options.torque_delay_s / dt)
+    aside = None
+    if pool is not None:                    # the independent half on the other worker
+        aside = pool.submit(lambda: (lowpass(tau, cutoff, dt, order) if tau is not None else None,
+                                     _stick_velocity(q_in, cutoff, dt, order, keep) if options.detect_stick else None))
+    q_f = lowpass(q_in, cutoff, dt, order)
+    if options.use_recorded_derivatives and qd_in is not None:
+        qd = lowpass(qd_in, cutoff, dt, order)
+        qdd = lowpass(qdd_in, cutoff, dt, order) if qdd_in is not None else _central_first(qd, dt)
+    else:
+        qd = _central_first(q_f, dt)
+        qdd = _central_second(q_f, dt)
+    if aside is None:
+        tau_f = lowpass(tau, cutoff, dt, order) if tau is not None else None
+    sgn = np.sign(qd)
+    if options.sign_directions:
+        U = np.array(options.sign_directions, dtype=float).reshape(-1, n)
+        sgn = np.concatenate([sgn, np.sign(qd @ U.T)], axis=1)
+    if options.smooth_sign:
+        sgn = lowpass(sgn, cutoff, dt, order)
+
+    stick_velocity = None
+    if aside is not None:
+        tau_f, stick_velocity = aside.result()
     if tb is None:
         rows, at = keep, slice(None)
     else:                                   # the recorded rows whose cycle is kept, and that cycle
@@ -473,7 +495,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         moving &= np.abs(qd_k) < upper
     stuck = near = np.zeros_like(moving)
     if options.detect_stick:
-        stuck, near = _stick(q_in, cutoff, dt, order, qdd, keep)
+        stuck, near = _stick(q_in, cutoff, dt, order, qdd, keep, stick_velocity)
         moving &= ~near
     moving, stuck, near = moving[at], stuck[at], near[at]
     if require_motion:
