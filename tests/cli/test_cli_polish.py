@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -215,3 +216,24 @@ def test_models_listing_writes_repeated_body_names_as_braces():
     assert _parameter_names(names) == "{link1 link2}.{m mx}"
     assert _parameter_names(["link1.m", "link2.mx"]) == "link1.m link2.mx"   # not a product: as is
     assert _parameter_names(["I", "L^2"]) == "I L^2"
+
+
+# ------------------------------------------------------------------------------------------ process exit
+
+def test_the_command_ends_fast_with_its_status_and_all_its_output(crank, tmp_path):
+    """The console entry ends the process without tearing the interpreter down (``entry``): the JSON on stdout
+    is whole, the files are written, the status is the command's; a failing run still exits 2 with its message."""
+    from importlib.metadata import entry_points
+
+    assert [e.value for e in entry_points(group="console_scripts") if e.name == "dynid"] == ["dynid.cli.main:entry"]
+    proc = subprocess.run(DYNID + ["identify", str(crank / "id.csv"), "--model", "rotary3", "--out",
+                                   str(tmp_path / "o"), "--no-report", "--json", "--quiet"],
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout)["success"] is True
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["IDNT1.PRG", "IDNT1.REC", "result.json"]
+    bad = subprocess.run(DYNID + ["identify", str(tmp_path / "missing.csv"), "--model", "rotary3", "--out",
+                                  str(tmp_path / "p")], capture_output=True, timeout=120)
+    err = bad.stderr.decode()
+    assert bad.returncode == 2 and err.startswith("dynid: error:") and "missing.csv" in err and "Traceback" not in err
+    assert not (tmp_path / "p").exists()
