@@ -257,29 +257,31 @@ def butterworth_filtfilt(x: np.ndarray, cutoff_hz: float, dt: float, order: int 
     pad = int(min(n - 1, max(3 * (2 * order + 1), math.ceil(3.0 / (cutoff_hz * dt)))))
     m = n + 2 * pad
     nfft = fft_length(m + pad)
-    # the extended signal minus its end-to-end ramp, built in place in the zero-padded transform buffer
-    # (few full-size temporaries: each costs its page faults)
-    xe = np.zeros((nfft, x.shape[1]))
-    np.subtract(2.0 * x[:1], x[pad:0:-1], out=xe[:pad])
-    xe[pad:pad + n] = x
-    np.subtract(2.0 * x[-1:], x[-2:-pad - 2:-1], out=xe[pad + n:m])
-    x0 = xe[0].copy()
-    slope = xe[m - 1] - x0
+    # the extended signal minus its end-to-end ramp, built in place in the zero-padded transform buffer, one row per
+    # column (each transform then runs over contiguous memory: a fifth faster than down the columns; the same
+    # numbers); few full-size temporaries: each costs its page faults
+    xT = x.T
+    xe = np.zeros((x.shape[1], nfft))
+    np.subtract(2.0 * xT[:, :1], xT[:, pad:0:-1], out=xe[:, :pad])
+    xe[:, pad:pad + n] = xT
+    np.subtract(2.0 * xT[:, -1:], xT[:, -2:-pad - 2:-1], out=xe[:, pad + n:m])
+    x0 = xe[:, :1].copy()
+    slope = xe[:, m - 1:m] - x0
     t = np.linspace(0.0, 1.0, m)
-    body = xe[:m]
+    body = xe[:, :m]
     body -= x0
-    body -= t[:, None] * slope
+    body -= slope * t
     f = np.fft.rfftfreq(nfft, dt)
     H = 1.0 / (1.0 + (f / cutoff_hz) ** (2 * order))
     if highpass:
         H = 1.0 - H
-    X = np.fft.rfft(xe, axis=0)
-    X *= H[:, None]
-    y = np.fft.irfft(X, nfft, axis=0)[pad:pad + n]
+    X = np.fft.rfft(xe, axis=1)
+    X *= H
+    y = np.fft.irfft(X, nfft, axis=1)[:, pad:pad + n]
     if not highpass:
         y += x0
-        y += t[pad:pad + n, None] * slope
-    return y[:, 0] if squeeze else y
+        y += slope * t[pad:pad + n]
+    return y[0].copy() if squeeze else np.ascontiguousarray(y.T)
 
 
 def fft_length(n: int) -> int:
