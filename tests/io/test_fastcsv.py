@@ -112,3 +112,31 @@ def test_compiled_cells_are_the_vectorised_formatters_bytes(rng, monkeypatch):
     monkeypatch.setattr(fastcsv, "_kernel", lambda: None)
     for (p, t), text in compiled.items():
         assert text == bytes(format_rows(a, prefix=p, chunk_cells=1 << 12, threads=t))
+
+
+def test_rec_rows_in_two_steps_are_the_rows_of_one(rng):
+    """The REC's recorded signals formatted while the model is fitted, the model's after: the same bytes as all at
+    once (zeros and NaN included), and cells can be written column by column in any order."""
+    import os
+
+    import pytest
+
+    from dynid.io._fastcsv import format_columns_into
+    from dynid.io.rec import MODEL_SIGNALS, SIGNALS, finish_rec_rows, format_rec_rows, start_rec_rows
+
+    t = np.arange(700) * 1e-3
+    channels = {s: rng.normal(size=(700, 3)) * 10.0 ** rng.integers(-4, 4, size=(700, 3)) for s in SIGNALS}
+    channels["tfb"][5, 1], channels["te"][9, 2], channels["pfb"][0, 0] = 0.0, np.nan, -0.0
+    started = start_rec_rows(t, {s: v for s, v in channels.items() if s not in MODEL_SIGNALS})
+    if started is None:
+        assert os.environ.get("DYNID_REQUIRE_KERNEL") != "1", "dynid.io._csv_kernel was not built"
+        pytest.skip("compiled kernel not built here")
+    two = finish_rec_rows(started, {s: channels[s] for s in MODEL_SIGNALS})
+    assert two == format_rec_rows(t, channels)
+    a = rng.normal(size=(50, 4))
+    text = bytearray(b"#" + bytes(16 * 50 * 4))
+    for c in (3, 0, 2, 1):
+        assert format_columns_into(text, 1, a[:, [c]], [c], 4, chunk_cells=7)
+    assert text == format_rows(a, prefix=b"#")
+    with pytest.raises(ValueError, match="cell numbers"):
+        format_columns_into(text, 1, a[:, :2], [0, 4], 4)

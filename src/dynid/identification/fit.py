@@ -66,13 +66,16 @@ def conditioning_options(plant: Plant, options: IdentifyOptions) -> Conditioning
 def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
              progress: Callable[[str, float], None] | None = None,
              conditioned: Conditioned | None = None,
+             on_conditioned: Callable[[Conditioned], None] | None = None,
              on_evaluated: Callable[[Conditioned, np.ndarray], None] | None = None) -> Identification:
     """One pass of the identification with the plant's friction model and the options' cutoff.
 
     ``conditioned``: ``rec`` already conditioned (by a selection that scored this cutoff); used only when
     it was conditioned with exactly the options this pass would use, else the recording is conditioned anew.
-    ``on_evaluated``: called with the conditioned recording and the model torque on it as soon as that is known,
-    before the uncertainty and the diagnoses (what needs only those — the REC's rows — can start meanwhile).
+    ``on_conditioned``: called with the conditioned recording as soon as it is known, before the regression (what
+    needs only that can start meanwhile); ``on_evaluated``: called with the conditioned recording and the model
+    torque on it as soon as that is known, before the uncertainty and the diagnoses (what needs only those — the
+    REC's rows — can start meanwhile).
 
     Raises
     ------
@@ -88,6 +91,8 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
             cond = condition_for(rec, plant, options, pool=pool)
     else:
         cond = condition_for(rec, plant, options)
+    if on_conditioned is not None:
+        on_conditioned(cond)
     reg = build_regression(cond, plant, options, progress=step)
     sol = solve(reg, plant, options, progress=step)
     confounded = confounding(plant, reg, sol)

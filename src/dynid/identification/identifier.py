@@ -240,7 +240,7 @@ class Identifier:
     def _fit(self, recording, progress) -> "Identifier":
         options = self.options()
         self.payload_ = None
-        self._rec_rows = None
+        self._rec_rows = self._rec_start = None
         if self.payload_of is not None:
             from .payload import identify_payload
 
@@ -262,24 +262,45 @@ class Identifier:
             model = self.build_model()
             rec = self.read(recording, model)
             self._check_cutoff(rec)
-            self.result_ = identify(rec, Plant(model), options, progress=progress, on_evaluated=self._prepare_rec)
+            self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._start_rec,
+                                    on_evaluated=self._prepare_rec)
             element = self.element or self.result_.model.element
             extra = {}
         self.model_ = self.result_.model.with_info(element=element, group=self.group, **extra)
         self.metrics_ = self.model_.metrics
         return self
 
+    def _start_rec(self, cond) -> None:
+        """Format the REC's recorded signals of the final fit on a second thread while the model is fitted (with
+        more than one thread allowed); :meth:`_prepare_rec` adds the model's."""
+        self._rec_start = None
+        if num_threads() < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ..io.outputs import rec_rows_start
+
+        pool = ThreadPoolExecutor(1)
+        self._rec_start = (cond, pool.submit(rec_rows_start, cond))
+        pool.shutdown(wait=False)               # its thread ends with the job
+
     def _prepare_rec(self, cond, tcmd) -> None:
         """Format the REC's rows of the final fit on a second thread while its diagnoses run (for :meth:`write`;
-        with more than one thread allowed). They are kept until :meth:`write` or the next :meth:`fit`."""
+        with more than one thread allowed): the model's signals into the rows :meth:`_start_rec` began, else all.
+        They are kept until :meth:`write` or the next :meth:`fit`."""
+        start, self._rec_start = getattr(self, "_rec_start", None), None
         if num_threads() < 2:
             return
         from concurrent.futures import ThreadPoolExecutor
 
         from ..io.outputs import rec_rows_of
 
+        def rows():
+            began = start[1].result() if start is not None and start[0] is cond else None
+            return rec_rows_of(cond, tcmd, threads=1, started=began)
+
         pool = ThreadPoolExecutor(1)
-        self._rec_rows = (cond, tcmd, pool.submit(rec_rows_of, cond, tcmd, threads=1))
+        self._rec_rows = (cond, tcmd, pool.submit(rows))
         pool.shutdown(wait=False)               # its thread ends with the job
 
     def _take_rec_rows(self):
@@ -295,6 +316,7 @@ class Identifier:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_rec_rows", None)        # a thread's result, not part of the estimator
+        state.pop("_rec_start", None)
         return state
 
     def predict(self, recording: Recording | str | os.PathLike) -> Prediction:

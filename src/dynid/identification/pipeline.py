@@ -46,6 +46,7 @@ __all__ = ["IdentifyOptions", "Identification", "identify", "ParameterStatus", "
 @blas_single_threaded
 def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
              progress: Callable[[str, float], None] | None = None,
+             on_conditioned: Callable[[Conditioned], None] | None = None,
              on_evaluated: Callable[[Conditioned, np.ndarray], None] | None = None) -> Identification:
     """Identify the parameters of ``plant`` from a recording.
 
@@ -64,8 +65,10 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         ``select_cutoff`` chooses the cutoff by the data; ``estimator``, ``align_torque`` as documented.
     progress : callable(stage, fraction), optional
         Called between stages (the command line draws a progress bar with it).
+    on_conditioned : callable(conditioned), optional
+        Called once the final fit's recording is conditioned, before its regression (:func:`fit_once`).
     on_evaluated : callable(conditioned, model_torque), optional
-        Called once the final fit's model torque is known, before its diagnoses (:func:`fit_once`); not
+        Called once the final fit's model torque is known, before its diagnoses (:func:`fit_once`). Neither is
         called by the ``irls`` estimator and the delay alignment, which fit several times.
 
     Returns
@@ -99,6 +102,8 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     if final is fit_once:
         if selections and sel.conditioned is not None:                  # the selection's conditioning, reused
             final = partial(final, conditioned=sel.conditioned)
+        if on_conditioned is not None:
+            final = partial(final, on_conditioned=on_conditioned)
         if on_evaluated is not None:
             final = partial(final, on_evaluated=on_evaluated)
     res = final(rec, plant, options, progress=progress)

@@ -131,17 +131,20 @@ long dynid_parse_csv(const char *buf, long len, int ncol, double *out, long max_
 }
 
 /* The cells v[0:n_cells) of rows of m values into out (16 bytes each: two little-endian words from the tables of
- * dynid.io._fastcsv, indexed as it indexes them); each row's last separator is '\n'. Cells that are zero, not
- * finite or of a decimal exponent beyond +-98 get the text of 1.0 (with their sign) and their index in
- * special[]; returns how many. pow10[k + 330] = 10^k; exp10/next10 indexed by frexp's exponent + e2_offset. */
-long dynid_format_cells(const double *v, long n_cells, long m, unsigned char *out, const uint64_t *lead,
-                        const uint64_t *hi4, const uint64_t *lo4_w0, const uint64_t *lo4_w1, const uint64_t *tail,
-                        const int64_t *exp10, const double *next10, const double *pow10, long e2_offset,
-                        long digits, long *special) {
+ * dynid.io._fastcsv, indexed as it indexes them); each row's last separator is '\n'. With cols (m column
+ * numbers of rows of `total` cells) value c of a row goes to cell cols[c] of the output row, the other cells are
+ * left as they are; without (NULL), the rows are m cells wide. Cells that are zero, not finite or of a decimal
+ * exponent beyond +-98 get the text of 1.0 (with their sign) and their index in v in special[]; returns how
+ * many. pow10[k + 330] = 10^k; exp10/next10 indexed by frexp's exponent + e2_offset. */
+long dynid_format_cells(const double *v, long n_cells, long m, const long *cols, long total, unsigned char *out,
+                        const uint64_t *lead, const uint64_t *hi4, const uint64_t *lo4_w0, const uint64_t *lo4_w1,
+                        const uint64_t *tail, const int64_t *exp10, const double *next10, const double *pow10,
+                        long e2_offset, long digits, long *special) {
     const uint64_t row_end = (uint64_t)(44 ^ 10) << 56;
     int64_t top = 1;
     for (long k = 0; k <= digits; ++k) top *= 10;
-    long n_special = 0, col = 0;
+    if (cols == NULL) total = m;
+    long n_special = 0, col = 0, row = 0;
     for (long i = 0; i < n_cells; ++i) {
         double x0 = v[i], x = fabs(x0);
         int ok = isfinite(x0) && x > 0.0;
@@ -173,11 +176,13 @@ long dynid_format_cells(const double *v, long n_cells, long m, unsigned char *ou
         uint64_t w[2];
         w[0] = lead[first] | hi4[h] | lo4_w0[l];
         w[1] = tail[e + 99] | lo4_w1[l];
+        long cell = cols == NULL ? col : cols[col];
+        if (cell == total - 1) w[1] ^= row_end;
+        memcpy(out + 16 * (row * total + cell), w, 16);
         if (++col == m) {
-            w[1] ^= row_end;
             col = 0;
+            ++row;
         }
-        memcpy(out + 16 * i, w, 16);
     }
     return n_special;
 }

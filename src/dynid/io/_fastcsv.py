@@ -85,8 +85,8 @@ def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 15, prefix: bytes =
             block = a[i:i + rows]
             cells = slice(i * m, (i + block.shape[0]) * m)
             if kernel is not None:
-                k = kernel(block.ctypes.data, block.size, m, base + 16 * cells.start, *_KERNEL_TABLES, _E2, DIGITS,
-                           special.ctypes.data)
+                k = kernel(block.ctypes.data, block.size, m, None, m, base + 16 * cells.start, *_KERNEL_TABLES, _E2,
+                           DIGITS, special.ctypes.data)
                 if k:
                     _write_special(block.ravel(), special[:k], out[len(prefix) + 16 * cells.start:])
             elif words is not None:
@@ -107,6 +107,38 @@ def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 15, prefix: bytes =
             run(starts[:half])
             other.result()
     return text
+
+
+def format_columns_into(text: bytearray, offset: int, data: np.ndarray, columns, width: int, *,
+                        chunk_cells: int = 1 << 15) -> bool:
+    """Write the columns of ``data`` ``(n, m)`` into cells ``columns`` (m numbers) of the ``n`` rows of ``width``
+    16-byte cells that start at ``text[offset]`` (as :func:`format_rows` writes them; the other cells are left as
+    they are: several calls fill a table column by column). Only with the compiled kernel: False (nothing
+    written) without it."""
+    kernel = _kernel()
+    if kernel is None:
+        return False
+    a = np.ascontiguousarray(data, dtype=float)
+    n, m = a.shape
+    cols = np.ascontiguousarray(columns, dtype=_LONG)
+    if cols.shape != (m,) or cols.min(initial=0) < 0 or cols.max(initial=0) >= width:
+        raise ValueError(f"columns must be {m} cell numbers below {width}")
+    if len(text) < offset + 16 * n * width:
+        raise ValueError("text is too short for the rows")
+    out = np.frombuffer(text, dtype=np.uint8)
+    rows = max(1, chunk_cells // m)
+    special = np.empty(rows * m, dtype=_LONG)
+    for i in range(0, n, rows):
+        block = a[i:i + rows]
+        start = offset + 16 * i * width
+        k = kernel(block.ctypes.data, block.size, m, cols.ctypes.data, width, out.ctypes.data + start, *_KERNEL_TABLES,
+                   _E2, DIGITS, special.ctypes.data)
+        if k:
+            cells = out[start:start + 16 * block.shape[0] * width].reshape(block.shape[0], width, 16)
+            v = block.ravel()
+            for s in special[:k]:                    # zeros, |exponent| >= 99, NaN, inf: rare, formatted by Python
+                _write_special(v[s:s + 1], np.zeros(1, int), cells[s // m, cols[s % m]])
+    return True
 
 
 def _format_block(a: np.ndarray, words: np.ndarray) -> None:
@@ -171,4 +203,5 @@ def _kernel():
     if sys.byteorder != "little":
         return None
     P, L = ctypes.c_void_p, ctypes.c_long
-    return c_function("dynid.io._csv_kernel", "dynid_format_cells", [P, L, L, P, P, P, P, P, P, P, P, P, L, L, P], L)
+    return c_function("dynid.io._csv_kernel", "dynid_format_cells", [P, L, L, P, L, P, P, P, P, P, P, P, P, P, L, L, P],
+                      L)

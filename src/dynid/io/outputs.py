@@ -20,7 +20,7 @@ from .._json import jsonable
 from ..fitted import RESULT_FILE, FittedModel
 from ..units import force_unit, position_unit, velocity_unit
 from .prg import PrgContent, format_prg, prg_unit
-from .rec import format_rec, format_rec_rows
+from .rec import finish_rec_rows, format_rec, format_rec_rows, start_rec_rows
 
 __all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "write_run", "write_outputs"]
 
@@ -145,17 +145,34 @@ def _num(v: float) -> str:
     return f"{float(v) + 0.0:.6g}"
 
 
-def _rec_channels(cond, tcmd: np.ndarray) -> dict[str, np.ndarray]:
+def _recorded_channels(cond) -> dict[str, np.ndarray]:
     return {"tfbRaw": cond.tau_raw, "pfbRaw": cond.q_raw, "tfb": cond.tau, "pfb": cond.q, "vfb": cond.qd,
-            "afb": cond.qdd, "tcmd": tcmd, "te": tcmd - cond.tau}
+            "afb": cond.qdd}
 
 
-def rec_rows_of(cond, tcmd: np.ndarray, *, threads: int = 2) -> bytearray:
+def _model_channels(cond, tcmd: np.ndarray) -> dict[str, np.ndarray]:
+    return {"tcmd": tcmd, "te": tcmd - cond.tau}
+
+
+def _rec_channels(cond, tcmd: np.ndarray) -> dict[str, np.ndarray]:
+    return {**_recorded_channels(cond), **_model_channels(cond, tcmd)}
+
+
+def rec_rows_of(cond, tcmd: np.ndarray, *, threads: int = 2, started: bytearray | None = None) -> bytearray:
     """The rows of the ``IDNT<group>.REC`` of the conditioned signals ``cond`` and model torque ``tcmd``,
     formatted before the fitted model (and so the header) is known: for :func:`rec_text` ``rows=`` and
-    :func:`write_run` ``rec_rows=`` (:meth:`dynid.Identifier.fit` formats them on a second thread while the
-    diagnoses run)."""
+    :func:`write_run` ``rec_rows=`` (:meth:`dynid.Identifier.fit` formats them on a second thread: the recorded
+    signals while the model is fitted, the model's while the diagnoses run). ``started``: the rows of
+    :func:`rec_rows_start` for ``cond``, completed here."""
+    if started is not None:
+        return finish_rec_rows(started, _model_channels(cond, tcmd))
     return format_rec_rows(cond.t, _rec_channels(cond, tcmd), threads=threads)
+
+
+def rec_rows_start(cond) -> bytearray | None:
+    """The REC rows of ``cond`` with the recorded signals formatted, the model's left for :func:`rec_rows_of`
+    (None without the compiled formatter)."""
+    return start_rec_rows(cond.t, _recorded_channels(cond))
 
 
 def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *, rows: bytearray | None = None) -> bytearray | memoryview:

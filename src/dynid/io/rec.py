@@ -16,9 +16,12 @@ import numpy as np
 from ..errors import FileFormatError
 from ._fastcsv import format_rows
 
-__all__ = ["SIGNALS", "format_rec", "format_rec_rows", "read_rec", "REC_HEADROOM"]
+__all__ = ["SIGNALS", "MODEL_SIGNALS", "format_rec", "format_rec_rows", "start_rec_rows", "finish_rec_rows", "read_rec",
+           "REC_HEADROOM"]
 
 SIGNALS = ("tfbRaw", "pfbRaw", "tfb", "pfb", "vfb", "afb", "tcmd", "te")
+MODEL_SIGNALS = ("tcmd", "te")
+"""The signals that need the identified model; the others are the recording's (conditioned)."""
 
 
 REC_HEADROOM = 1 << 16
@@ -45,6 +48,36 @@ def format_rec_rows(t: np.ndarray, channels: Mapping[str, np.ndarray], *, thread
     """The rows of a REC (everything after its two header lines), formatted ahead of the header: after
     ``REC_HEADROOM`` free bytes, for :func:`format_rec` ``rows=`` (which writes the header there, once)."""
     return format_rows(_rec_matrix(t, channels), prefix=bytes(REC_HEADROOM), threads=threads)
+
+
+def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> bytearray | None:
+    """:func:`format_rec_rows` in two steps, the first before the model is identified: the cells of ``t`` and of
+    the recorded signals (every one of :data:`SIGNALS` but :data:`MODEL_SIGNALS`) written, the model's left for
+    :func:`finish_rec_rows`. None where the compiled formatter is not built (:func:`format_rec_rows` then)."""
+    from ._fastcsv import format_columns_into
+
+    n = next(iter(recorded.values())).shape[1]
+    width = 1 + len(SIGNALS) * n
+    rows = bytearray(REC_HEADROOM + 16 * t.shape[0] * width)
+    if not format_columns_into(rows, REC_HEADROOM, np.asarray(t, dtype=float)[:, None], [0], width):
+        return None
+    for k, s in enumerate(SIGNALS):
+        if s not in MODEL_SIGNALS:
+            format_columns_into(rows, REC_HEADROOM, recorded[s], [1 + j * len(SIGNALS) + k for j in range(n)], width)
+    return rows
+
+
+def finish_rec_rows(rows: bytearray, model: Mapping[str, np.ndarray]) -> bytearray:
+    """The rows begun by :func:`start_rec_rows`, with the model's signals (:data:`MODEL_SIGNALS`) written in: the
+    same bytes as :func:`format_rec_rows` of all of them."""
+    from ._fastcsv import format_columns_into
+
+    n = next(iter(model.values())).shape[1]
+    width = 1 + len(SIGNALS) * n
+    for k, s in enumerate(SIGNALS):
+        if s in MODEL_SIGNALS:
+            format_columns_into(rows, REC_HEADROOM, model[s], [1 + j * len(SIGNALS) + k for j in range(n)], width)
+    return rows
 
 
 def format_rec(t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mapping[str, Any], *,
