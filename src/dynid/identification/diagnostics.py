@@ -58,7 +58,7 @@ from ..threads import num_threads
 
 from .delay import DELAY_SEARCH_SAMPLES, MIN_DELAY_SAMPLES, estimate_delay, friction_sign  # noqa: F401 (re-exported)
 
-__all__ = ["Diagnostic", "diagnose", "cycles_per_joint", "estimate_delay", "friction_sign", "verdict",
+__all__ = ["Diagnostic", "diagnose", "assess", "cycles_per_joint", "estimate_delay", "friction_sign", "verdict",
            "reference_states", "prediction_uncertainty", "acceleration_torque"]
 
 MIN_MOVING_FRACTION = 0.5
@@ -124,6 +124,15 @@ def diagnose(ident) -> list[Diagnostic]:
     evaluate the model on many samples (too slow, misalignment) run on a second thread meanwhile. The
     findings come in the checks' order either way.
     """
+    return assess(ident, with_uncertainty=False).diagnostics
+
+
+def assess(ident, *, with_uncertainty: bool = True):
+    """``ident`` with its :func:`prediction_uncertainty` (unless ``with_uncertainty`` is False: as it is) and its
+    diagnoses (:func:`diagnose`). With more than one thread allowed the heavy checks, which do not read the
+    uncertainty, start on a second thread first, and the uncertainty and the other checks run here meanwhile."""
+    from dataclasses import replace
+
     checks = (_too_slow, _few_cycles, _small_range, _saturation, _stick_slip, _conditioning, _misalignment,
               _systematic_residual, _implausible, _undetermined, _prior_scale, _failing_axes, _noise)
     heavy = (_too_slow, _misalignment)
@@ -132,18 +141,23 @@ def diagnose(ident) -> list[Diagnostic]:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(1) as ex:
-            aside = ex.submit(lambda: {c: list(c(ident)) for c in heavy})
+            base = ident
+            aside = ex.submit(lambda: {c: list(c(base)) for c in heavy})
+            if with_uncertainty:
+                ident = replace(ident, uncertainty=prediction_uncertainty(ident))
             for check in checks:
                 if check not in heavy:
                     found[check] = list(check(ident))
             found.update(aside.result())
     else:
+        if with_uncertainty:
+            ident = replace(ident, uncertainty=prediction_uncertainty(ident))
         for check in checks:
             found[check] = list(check(ident))
     out = [d for check in checks for d in found[check]]
     if any(d.code == "saturation" for d in out):  # clipped feedback also passes for a delay: report the cause only
         out = [d for d in out if d.code != "misalignment"]
-    return out
+    return replace(ident, diagnostics=tuple(out))
 
 
 def cycles_per_joint(qd: np.ndarray, threshold: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from ..recording import Recording
 from ..signal.conditioning import Conditioned, ConditioningOptions, condition
 from ..threads import num_threads
 from .base_params import Confounding, confounded_groups
-from .diagnostics import diagnose, prediction_uncertainty
+from .diagnostics import assess
 from .options import IdentifyOptions, ParameterStatus
 from .regression import Regression, build_regression
 from .result import Identification
@@ -114,8 +114,7 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
         else options.estimator,
         decimation=reg.decimation, consistent=sol.consistent, confounded=confounded)
     step("diagnostics", 0.9)
-    ident = replace(ident, uncertainty=prediction_uncertainty(ident))
-    ident = replace(ident, diagnostics=tuple(diagnose(ident)))
+    ident = assess(ident)                   # the prediction uncertainty and the diagnoses
     step("done", 1.0)
     return ident
 
