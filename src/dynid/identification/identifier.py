@@ -278,10 +278,13 @@ class Identifier:
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        from ..io.outputs import rec_rows_start
+        def rows():
+            from ..io.outputs import rec_rows_start     # (its imports, too, on that thread)
+
+            return rec_rows_start(cond)
 
         pool = ThreadPoolExecutor(1)
-        self._rec_start = (cond, pool.submit(rec_rows_start, cond))
+        self._rec_start = (cond, pool.submit(rows))
         pool.shutdown(wait=False)               # its thread ends with the job
 
     def _prepare_rec(self, cond, tcmd) -> None:

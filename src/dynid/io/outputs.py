@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import mmap
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -158,7 +159,8 @@ def _rec_channels(cond, tcmd: np.ndarray) -> dict[str, np.ndarray]:
     return {**_recorded_channels(cond), **_model_channels(cond, tcmd)}
 
 
-def rec_rows_of(cond, tcmd: np.ndarray, *, threads: int = 2, started: bytearray | None = None) -> bytearray:
+def rec_rows_of(cond, tcmd: np.ndarray, *, threads: int = 2,
+                started: mmap.mmap | None = None) -> bytearray | mmap.mmap:
     """The rows of the ``IDNT<group>.REC`` of the conditioned signals ``cond`` and model torque ``tcmd``,
     formatted before the fitted model (and so the header) is known: for :func:`rec_text` ``rows=`` and
     :func:`write_run` ``rec_rows=`` (:meth:`dynid.Identifier.fit` formats them on a second thread: the recorded
@@ -169,13 +171,14 @@ def rec_rows_of(cond, tcmd: np.ndarray, *, threads: int = 2, started: bytearray 
     return format_rec_rows(cond.t, _rec_channels(cond, tcmd), threads=threads)
 
 
-def rec_rows_start(cond) -> bytearray | None:
+def rec_rows_start(cond) -> mmap.mmap | None:
     """The REC rows of ``cond`` with the recorded signals formatted, the model's left for :func:`rec_rows_of`
     (None without the compiled formatter)."""
     return start_rec_rows(cond.t, _recorded_channels(cond))
 
 
-def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *, rows: bytearray | None = None) -> bytearray | memoryview:
+def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *,
+             rows: bytearray | mmap.mmap | None = None) -> bytearray | memoryview:
     """``IDNT<group>.REC`` content (SI units, bytes-like): the conditioned signals ``cond`` of the run and the
     model torque ``tcmd`` ``(N, n_joints)`` on them; ``rows``: those already formatted by :func:`rec_rows_of`
     (used once)."""
@@ -213,7 +216,7 @@ def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, gro
 
 def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
               extra_files: Mapping[str, bytes] | None = None, properties: Mapping[str, float] | None = None,
-              date: _dt.datetime | None = None, rec_rows: bytearray | None = None) -> dict[str, Path]:
+              date: _dt.datetime | None = None, rec_rows: bytearray | mmap.mmap | None = None) -> dict[str, Path]:
     """Write the files of a fitted model with its run's conditioned signals ``cond`` and model torque
     ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically; ``rec_rows``: the REC's rows already
     formatted by :func:`rec_rows_of` (else the REC is formatted here). A large REC is formatted and written on a

@@ -9,6 +9,7 @@ sample. ``te = tcmd − tfb``. Values in SI units (the JSON says which), 9 signi
 from __future__ import annotations
 
 import json
+import mmap
 from typing import Any, Mapping
 
 import numpy as np
@@ -50,7 +51,7 @@ def format_rec_rows(t: np.ndarray, channels: Mapping[str, np.ndarray], *, thread
     return format_rows(_rec_matrix(t, channels), prefix=bytes(REC_HEADROOM), threads=threads)
 
 
-def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> bytearray | None:
+def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> mmap.mmap | None:
     """:func:`format_rec_rows` in two steps, the first before the model is identified: the cells of ``t`` and of
     the recorded signals (every one of :data:`SIGNALS` but :data:`MODEL_SIGNALS`) written, the model's left for
     :func:`finish_rec_rows`. None where the compiled formatter is not built (:func:`format_rec_rows` then)."""
@@ -58,7 +59,9 @@ def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> bytearr
 
     n = next(iter(recorded.values())).shape[1]
     width = 1 + len(SIGNALS) * n
-    rows = bytearray(REC_HEADROOM + 16 * t.shape[0] * width)
+    # an anonymous mapping, not a bytearray: its pages are zero when first written, not filled while holding the
+    # interpreter lock (tens of MB: a bytearray stalls the thread that fits the model meanwhile)
+    rows = mmap.mmap(-1, REC_HEADROOM + 16 * t.shape[0] * width)
     if not format_columns_into(rows, REC_HEADROOM, np.asarray(t, dtype=float)[:, None], [0], width):
         return None
     for k, s in enumerate(SIGNALS):
@@ -67,7 +70,7 @@ def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> bytearr
     return rows
 
 
-def finish_rec_rows(rows: bytearray, model: Mapping[str, np.ndarray]) -> bytearray:
+def finish_rec_rows(rows: mmap.mmap, model: Mapping[str, np.ndarray]) -> mmap.mmap:
     """The rows begun by :func:`start_rec_rows`, with the model's signals (:data:`MODEL_SIGNALS`) written in: the
     same bytes as :func:`format_rec_rows` of all of them."""
     from ._fastcsv import format_columns_into
@@ -81,7 +84,7 @@ def finish_rec_rows(rows: bytearray, model: Mapping[str, np.ndarray]) -> bytearr
 
 
 def format_rec(t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mapping[str, Any], *,
-               rows: bytearray | None = None) -> bytearray | memoryview:
+               rows: bytearray | mmap.mmap | None = None) -> bytearray | memoryview:
     """Render the REC CSV (a bytes-like object: a ``bytearray``, or a ``memoryview`` of ``rows``).
 
     Parameters
@@ -89,7 +92,7 @@ def format_rec(t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mappin
     t : ndarray, (N,)
     channels : mapping signal name -> ndarray (N, n_joints), for every name in :data:`SIGNALS`
     header : JSON-able metadata written on the first line
-    rows : bytearray, optional
+    rows : bytearray or mmap, optional
         The same ``t`` and ``channels`` already formatted by :func:`format_rec_rows` (say on another thread
         while the identification finished); the header is written into its free bytes, so it is used once.
     """
