@@ -126,18 +126,19 @@ def find_base_parameters(W: np.ndarray, names: Sequence[str], order: Sequence[in
         rtol = max(W.shape) * np.finfo(float).eps * np.sqrt(n_cols)
     norms = np.linalg.norm(W, axis=0)
     scale = norms.max() if n_cols else 1.0
-    basis = np.zeros((n_rows, 0))
+    basis = np.empty((n_cols, n_rows))          # the orthonormal vectors kept, one per row (no copy as it grows)
     independent: list[int] = []
     for j in order:
         # a column that is zero everywhere (relative to the largest) is dependent (K = 0)
         if norms[j] <= rtol * scale or norms[j] == 0.0:
             continue
         v = W[:, j] / norms[j]
+        B = basis[: len(independent)]
         for _ in range(2):  # Gram-Schmidt, twice for orthogonality
-            v = v - basis @ (basis.T @ v)
+            v = v - (B @ v) @ B
         r = np.linalg.norm(v)
         if r > rtol * 10.0:
-            basis = np.column_stack([basis, v / r])
+            basis[len(independent)] = v / r
             independent.append(j)
     dependent = [j for j in range(n_cols) if j not in independent]
     if dependent and independent:

@@ -404,8 +404,8 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             tau_raw = cond.tau_raw[idx]
             # a joint's rows touch only some columns (not the links before it, not the other joints' friction): its
             # Gram matrices are built on those, the rest are zeros anyway
-            Yr = Ym[..., rb]
-            rigid_of = np.any(Yr != 0, axis=0)                          # (n, rigid columns)
+            Yr = np.take(Ym, rb, axis=2)
+            rigid_of = np.count_nonzero(Ym, axis=0)[:, rb] > 0           # (n, rigid columns)
             for j in range(n):                                              # per joint and time block: BLAS products
                 Yj = Yr[:, j]
                 rigid = np.nonzero(rigid_of[j])[0]
