@@ -106,6 +106,11 @@ class Recording:
             object.__setattr__(self, name, _frozen(a))
         object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
 
+    def __reduce__(self):
+        # (its meta is a read-only view, which pickle cannot copy: rebuilt from a plain dict — a recording
+        # crosses to a Dask worker or a process pool as it is)
+        return (Recording, (self.t, self.q, self.tau, self.qd, self.qdd, dict(self.meta), self.source))
+
     @property
     def n_samples(self) -> int:
         return int(self.t.shape[0])

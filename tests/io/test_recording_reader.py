@@ -233,3 +233,18 @@ def test_a_byte_order_mark_before_the_preamble_or_the_header_changes_nothing(tmp
     bad.write_bytes(body.encode() + b"0.061,0.5,\xe9\n")
     with pytest.raises(DynidError, match="not a UTF-8 text file"):
         read_recording(bad)
+
+
+def test_a_recording_pickles_with_its_metadata(tmp_path):
+    """A Recording crosses to another process (a Dask worker, a process pool) as it is: arrays, metadata, source."""
+    import pickle
+
+    t = np.arange(5) * 1e-3
+    rec = Recording(t, np.ones((5, 2)) * t[:, None], np.zeros((5, 2)), meta={"robot": "R1"}, source="a.csv")
+    back = pickle.loads(pickle.dumps(rec))
+    for name in ("t", "q", "tau"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(rec, name))
+        assert not getattr(back, name).flags.writeable                     # as read-only as the original
+    assert back.qd is None and dict(back.meta) == {"robot": "R1"} and back.source == "a.csv"
+    with pytest.raises(TypeError):
+        back.meta["robot"] = "R2"                                           # still a read-only view
