@@ -323,6 +323,15 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         known_vec = np.zeros(model.n_params)
         for i, v in known.items():
             known_vec[i] = v
+        in_spec = np.zeros((len(specs), P), bool)                  # each candidate's columns of the union
+        in_spec[:, : rb.size] = True
+        for i, s in enumerate(specs):
+            in_spec[i, cols_of[s]] = True
+        G_fold_mask = (in_spec[:, :, None] & in_spec[:, None, :]).astype(float)
+        ridge_cols = np.zeros(P)                                   # the columns the ridge pulls toward the prior
+        ridge_cols[: rb.size] = ridge_mask
+        target = np.zeros(P)
+        target[: rb.size] = base_prior
         scores: dict[tuple[float, str, float], float] = {}
 
         # per joint, the union's friction columns that can be nonzero in its row: (cover entry, parameter of that
@@ -431,48 +440,48 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             yy_fold = [yy_fit[list(b)].sum(axis=0) for b, _ in folds]
             n_fold = [np.maximum(n_fit[list(b)].sum(axis=0), 1) for b, _ in folds]
             rms_held = [np.sqrt(tt_all[h] / np.maximum(n_all[h], 1)) for _, h in folds]
-            for s in specs:
-                S = np.concatenate([np.arange(rb.size), cols_of[s]])
-                mask = np.zeros(S.size, bool)
-                mask[: rb.size] = ridge_mask
-                target = np.concatenate([base_prior, np.zeros(S.size - rb.size)])
-                errs = {r: [] for r in ridges}
-                for f, (_, held) in enumerate(folds):                           # per fold: the weights, then each ridge
-                    Gj = G_fold[f][:, S][:, :, S]                                   # (n, p, p)
-                    hj = h_fold[f][:, S]
-                    w = np.ones(n)
-                    if options.weighting == "residual_std" and n > 1 and options.estimator != "ols":
-                        x0 = _solve_gram(Gj.sum(axis=0), hj.sum(axis=0))
-                        res = yy_fold[f] - 2 * hj @ x0 + np.einsum("p,jpq,q->j", x0, Gj, x0)
-                        sd = np.sqrt(np.maximum(res, 0) / n_fold[f])
-                        w = 1.0 / np.maximum(sd, 1e-6 * max(sd.max(), 1e-300))
-                        w /= w.max()
-                    elif options.weighting == "torque_std" and n > 1:
-                        sd = np.sqrt(yy_fold[f] / n_fold[f])
-                        w = 1.0 / np.where(sd > 0, sd, 1.0)
-                        w /= w.max()
-                    G0 = np.einsum("j,jpq->pq", w**2, Gj)
-                    h0 = np.einsum("j,jp->p", w**2, hj)
-                    Gh, hh = G_all[held][:, S][:, :, S], h_all[held][:, S]
-                    rms = rms_held[f]
-                    ok = rms > 0
-                    d = np.sqrt(np.maximum(np.diag(G0), 1e-300))
-                    G = np.repeat(G0[None], len(ridges), axis=0)                # every ridge's system, solved together
-                    h = np.repeat(h0[None], len(ridges), axis=0)
-                    top = None
+            # every candidate at once: its columns of the union selected (the others zero: decoupled in the small
+            # solves, they come out 0 and add nothing), per fold the weights, then each ridge
+            G_sel = G_fold_mask[:, None]                                       # (specs, 1, P, P)
+            h_sel = in_spec[:, None].astype(float)
+            errs = np.zeros((len(specs), len(ridges), len(folds)))
+            for f, (_, held) in enumerate(folds):
+                Gj = G_fold[f][None] * G_sel                                    # (specs, n, P, P)
+                hj = h_fold[f][None] * h_sel                                    # (specs, n, P)
+                w = np.ones((len(specs), n))
+                if options.weighting == "residual_std" and n > 1 and options.estimator != "ols":
+                    x0 = _solve_gram(Gj.sum(axis=1), hj.sum(axis=1))            # (specs, P)
+                    res = yy_fold[f] - 2 * np.einsum("sjp,sp->sj", hj, x0) + np.einsum("sp,sjpq,sq->sj", x0, Gj, x0)
+                    sd = np.sqrt(np.maximum(res, 0) / n_fold[f])
+                    w = 1.0 / np.maximum(sd, 1e-6 * np.maximum(sd.max(axis=1, keepdims=True), 1e-300))
+                    w /= w.max(axis=1, keepdims=True)
+                elif options.weighting == "torque_std" and n > 1:
+                    sd = np.sqrt(yy_fold[f] / n_fold[f])
+                    w = np.broadcast_to(1.0 / np.where(sd > 0, sd, 1.0), (len(specs), n)).copy()
+                    w /= w.max(axis=1, keepdims=True)
+                G0 = np.einsum("sj,sjpq->spq", w**2, Gj)
+                h0 = np.einsum("sj,sjp->sp", w**2, hj)
+                Gh, hh = G_all[held][None] * G_sel, h_all[held][None] * h_sel
+                rms = rms_held[f]
+                ok = rms > 0
+                d = np.sqrt(np.maximum(np.diagonal(G0, axis1=1, axis2=2), 1e-300))   # (specs, P)
+                G = np.repeat(G0[:, None], len(ridges), axis=1)                # (specs, ridges, P, P)
+                h = np.repeat(h0[:, None], len(ridges), axis=1)
+                if any(r > 0 for r in ridges):
+                    top = np.linalg.eigvalsh(G0 / (d[:, :, None] * d[:, None, :]))[:, -1]
+                    on_diag = np.arange(P)
                     for i, r in enumerate(ridges):
                         if r > 0:
-                            if top is None:
-                                top = np.linalg.eigvalsh(G0 / np.outer(d, d))[-1]
-                            lam2 = r**2 * top
-                            G[i][mask, mask] += lam2 * d[mask] ** 2
-                            h[i] = h0 + np.where(mask, lam2 * d**2 * target, 0.0)
-                    x = _solve_gram(G, h)                                       # (ridges, p)
-                    sse = yy_all[held] - 2 * x @ hh.T + np.einsum("rp,jpq,rq->rj", x, Gh, x)
-                    for i, r in enumerate(ridges):
-                        errs[r].append(np.mean(np.sqrt(np.maximum(sse[i][ok], 0) / n_all[held][ok]) / rms[ok]))
-                for r in ridges:
-                    out[(float(fc), s, float(r))] = float(np.mean(errs[r]))
+                            lam2 = (r**2 * top)[:, None] * d**2 * ridge_cols            # (specs, P)
+                            G[:, i, on_diag, on_diag] += lam2
+                            h[:, i] = h0 + lam2 * target
+                x = _solve_gram(G, h)                                           # (specs, ridges, P)
+                sse = (yy_all[held] - 2 * np.einsum("srp,sjp->srj", x, hh)
+                       + np.einsum("srp,sjpq,srq->srj", x, Gh, x))
+                errs[..., f] = np.mean(np.sqrt(np.maximum(sse[..., ok], 0) / n_all[held][ok]) / rms[ok], axis=-1)
+            for i, s in enumerate(specs):
+                for j, r in enumerate(ridges):
+                    out[(float(fc), s, float(r))] = float(np.mean(errs[i, j]))
             return out
 
 
