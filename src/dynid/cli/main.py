@@ -118,15 +118,18 @@ def _run(argv: Sequence[str] | None) -> int:
 def entry() -> None:
     """The ``dynid`` command (and ``python -m dynid.cli.main``): :func:`main`, then the process ends without
     tearing the interpreter down object by object (about 20 ms after an identification), as mypy's command
-    does: standard output and error are flushed and the exit handlers run first. Where a thread is still
-    running (a Dask client's, say) the interpreter exits as usual and waits for it."""
+    does: standard output and error are flushed and the exit handlers run first. Where a (non-daemon) thread is
+    still running (a Dask client's, say) the interpreter exits as usual and waits for it."""
     code = main()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):           # (a closed stream: the usual exit reports nothing either)
         sys.exit(code)
-    if threading.active_count() > 1:
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    for t in others:                        # (a worker finishing its last job: a moment)
+        t.join(timeout=0.05)
+    if any(t.is_alive() for t in others):   # still working: the interpreter's exit waits for it
         sys.exit(code)
     atexit._run_exitfuncs()
     sys.stdout.flush()
