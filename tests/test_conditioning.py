@@ -134,3 +134,17 @@ def test_conditioning_on_two_workers_gives_the_same_arrays(options):
         np.testing.assert_array_equal(getattr(split, name), getattr(alone, name), err_msg=name)
     assert split.options == alone.options and split.cutoff_hz == alone.cutoff_hz
     assert alone.stuck[:, 0].any() == options.detect_stick                # the stuck stretch is found (or not looked for)
+
+
+@pytest.mark.parametrize("cutoff", [0.8, 1.0, 1.5])
+def test_a_cutoff_near_the_motion_does_not_read_the_motion_as_noise(cutoff):
+    """A cutoff given close to the motion's frequencies let the motion into the velocity-noise band: the
+    threshold (twice the "noise") came out as large as the velocity and the run failed as if the joint did not
+    move. The band then starts above twice the joint's motion bandwidth: the threshold stays the 1 % rule's."""
+    rec = sine_rec(f=0.5, amp=2.0, T=12.0, noise=0.001)
+    c = condition(rec, ConditioningOptions(cutoff_hz=cutoff))
+    peak = np.abs(c.qd).max()
+    assert c.velocity_threshold[0] < 0.02 * peak, (c.velocity_threshold, peak)
+    assert c.moving_samples[0] > 0.9 * c.data_length
+    default = condition(rec)                              # a cutoff well above the motion: as before
+    assert default.velocity_noise[0] < 0.05 * np.sqrt(np.mean(default.qd**2))

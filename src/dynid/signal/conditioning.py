@@ -375,6 +375,27 @@ def _noise_std(v: np.ndarray, cutoff_hz: float, dt: float) -> np.ndarray:
     return 1.4826 * mad
 
 
+NOISE_SUSPECT = 0.05
+"""A joint's velocity "noise" above this share of its velocity RMS is its motion, not noise (see
+:func:`_velocity_noise`)."""
+
+
+def _velocity_noise(qd: np.ndarray, q: np.ndarray, cutoff: float, dt: float, qd_kept: np.ndarray) -> np.ndarray:
+    """Per joint, the noise of the velocity ``qd`` (:func:`_noise_std` above half the cutoff).
+
+    That band holds no motion when the cutoff is well above the motion's frequencies (the default is 20 x its
+    bandwidth). A cutoff given close to them (below about 2 x the highest) lets the motion itself into the band,
+    and the "noise" — hence the velocity threshold, twice it — came out as large as the velocity: no sample
+    passed and the run failed as if the joint did not move. Where the estimate exceeds ``NOISE_SUSPECT`` of the
+    joint's velocity RMS, the band starts above twice the joint's motion bandwidth instead."""
+    noise = _noise_std(qd, cutoff, dt)
+    rms = np.sqrt(np.mean(qd_kept**2, axis=0))
+    for j in np.flatnonzero(noise > NOISE_SUSPECT * rms):     # (rare: a low cutoff given)
+        band = max(0.5 * cutoff, 2.0 * motion_bandwidth(q[:, [j]], dt))
+        noise[j] = _noise_std(qd[:, [j]], 2.0 * band, dt)[0]
+    return noise
+
+
 def _time_base(rec: Recording, options: ConditioningOptions) -> tuple[TimeBase | None, dict]:
     """Step 0: the recording's cycle grid (None when nothing is repaired) and its summary."""
     N = rec.n_samples
@@ -482,7 +503,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         rows, at = slice(r0, r1), tb.tick[r0:r1] - trim
 
     qd_k = qd[keep]
-    noise = _noise_std(qd, cutoff, dt)[None, :]
+    noise = _velocity_noise(qd, q_in, cutoff, dt, qd_k)[None, :]
     if options.velocity_threshold is not None:
         thr = as_vector("velocity_threshold", options.velocity_threshold, n)
     else:
