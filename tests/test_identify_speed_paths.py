@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -177,6 +178,46 @@ def test_structural_base_is_analysed_once_per_matrix(run):
                                   a.model.structural_rtol)
     np.testing.assert_array_equal(direct.independent, first.independent)
     np.testing.assert_array_equal(direct.K, first.K)
+
+
+def test_an_analysis_under_way_is_waited_for_not_repeated(run, monkeypatch):
+    """analyse_ahead starts the selection's structural analysis while the file is read; a second caller meanwhile
+    waits for it (one analysis, one shared answer), and an analysis that fails fails both callers."""
+    import threading
+
+    import dynid.identification.base_params as bp
+    from dynid.identification.select import analyse_ahead
+
+    plant, _ = run
+    fresh = type(plant)(plant.model.with_config(friction="viscous+coulomb+offset+armature"))
+    calls, gate = [], threading.Event()
+    real = bp.find_base_parameters
+
+    def slow(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        gate.wait(5.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bp, "find_base_parameters", slow)
+    monkeypatch.setattr(bp, "_RECENT", {})
+    with ThreadPoolExecutor(2) as ex:
+        a, b = ex.submit(bp.structural_base, fresh), ex.submit(bp.structural_base, fresh)
+        gate.set()
+        assert a.result() is b.result() and len(calls) == 1
+
+    def broken(*args, **kwargs):
+        raise ValueError("no analysis")
+
+    monkeypatch.setattr(bp, "find_base_parameters", broken)
+    with pytest.raises(ValueError, match="no analysis"):
+        bp.structural_base(type(plant)(plant.model.with_config(friction="viscous")))
+    assert len(bp._RECENT) == 1                                  # the failed one is not remembered
+    calls.clear()
+    monkeypatch.setattr(bp, "find_base_parameters", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    auto = type(plant)(plant.model.with_config(friction="auto"))
+    analyse_ahead(auto, IdentifyOptions())                      # on a thread: what the selection will ask for
+    select_auto(run[1], auto, IdentifyOptions(), cutoff=False, ridge=False)
+    assert len(calls) == 1                                      # the selection found it (done or under way)
 
 
 def test_a_failed_write_leaves_the_earlier_outputs_and_no_temporaries(run, tmp_path, monkeypatch):

@@ -20,6 +20,7 @@ M. Gautier, "Numerical calculation of the base inertial parameters of robots", J
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 
 from dataclasses import dataclass
 from typing import Sequence
@@ -169,19 +170,29 @@ def structural_base(plant, *, n_states: int = 400, seed: int = 0, exclude: Seque
     if len(exclude):
         W[:, list(exclude)] = 0.0
     order = preference_order(plant.param_roles, plant.param_names, plant.model.prefer_dependent)
-    # an identification analyses the same plant twice (the selection, the final fit): the same matrix, the same
-    # answer, remembered by the matrix's content (a few recent ones)
+    # an identification analyses the same plant more than once (ahead of the selection, the selection, the final
+    # fit): the same matrix, the same answer, remembered by the matrix's content (a few recent ones); an analysis
+    # under way on another thread is waited for, not repeated
     key = (hash(W.tobytes()), float(W.sum()), W.shape, tuple(plant.param_names), tuple(order), plant.model.structural_rtol)
     with _RECENT_LOCK:
-        found = _RECENT.get(key)
-    if found is None:
-        found = find_base_parameters(W, plant.param_names, order, plant.model.structural_rtol)
-        for a in (found.independent, found.dependent, found.K):       # shared from now on: nobody changes it
-            a.flags.writeable = False
-        with _RECENT_LOCK:
-            _RECENT[key] = found
+        entry = _RECENT.get(key)
+        mine = entry is None
+        if mine:
+            entry = _RECENT[key] = Future()
             while len(_RECENT) > 8:
                 _RECENT.pop(next(iter(_RECENT)))
+    if not mine:
+        return entry.result()
+    try:
+        found = find_base_parameters(W, plant.param_names, order, plant.model.structural_rtol)
+    except BaseException as err:
+        with _RECENT_LOCK:
+            _RECENT.pop(key, None)
+        entry.set_exception(err)
+        raise
+    for a in (found.independent, found.dependent, found.K):       # shared from now on: nobody changes it
+        a.flags.writeable = False
+    entry.set_result(found)
     return found
 
 

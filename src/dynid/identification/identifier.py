@@ -32,6 +32,7 @@ from ..threads import limit_threads, num_threads
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
+from .select import analyse_ahead
 
 __all__ = ["Identifier"]
 
@@ -260,6 +261,8 @@ class Identifier:
             extra: dict[str, Any] = {"payload": est.to_dict()}
         else:
             model = self.build_model()
+            if not isinstance(recording, Recording):
+                analyse_ahead(Plant(model), options)    # (model-only work of the selection, while the file is read)
             rec = self.read(recording, model)
             self._check_cutoff(rec)
             self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._start_rec,

@@ -62,7 +62,8 @@ from .regression import default_decimation, known_parameters
 from .options import IdentifyOptions
 from .result import Identification
 
-__all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for", "CutoffSelection", "AutoSelection", "select_auto", "RIDGES",
+__all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for", "CutoffSelection", "AutoSelection", "select_auto",
+           "analyse_ahead", "RIDGES",
            "select_cutoff", "FACTORS", "aligned", "MIN_GAIN", "FIT_SHARE"]
 
 MIN_GAIN = 0.02
@@ -224,6 +225,35 @@ def _solve_gram(G: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.linalg.solve(Gs, (h / d)[..., None])[..., 0] / d
 
 
+def _specs(plant: Plant, friction: bool, candidates: Sequence[str] | None) -> tuple[str, ...]:
+    """The friction models :func:`select_auto` compares (the plant's own where it chooses none)."""
+    if not friction:
+        return (plant.friction.spec,)
+    return candidates_for(plant.model) if candidates is None else tuple(candidates)
+
+
+def _analyse(first: Plant, known: dict, options: IdentifyOptions):
+    """The structural base parameters :func:`select_auto` works with (remembered: see :func:`analyse_ahead`)."""
+    return structural_base(first, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+
+
+def analyse_ahead(plant: Plant, options: IdentifyOptions | None = None) -> None:
+    """Start, on a second thread, the structural analysis :func:`select_auto` will ask for — it depends on the
+    model only — so that it runs while the recording is read (with more than one thread allowed; the selection
+    then finds it done or under way: :func:`~dynid.identification.base_params.structural_base` remembers it)."""
+    options = options if options is not None else IdentifyOptions()
+    if num_threads() < 2:
+        return
+
+    def work() -> None:
+        first = Plant(plant.model.with_config(friction=_specs(plant, plant.auto_friction, None)[0]))
+        _analyse(first, {i: v for i, v in known_parameters(first).items() if i < plant.model.n_params}, options)
+
+    pool = ThreadPoolExecutor(1)
+    pool.submit(work)
+    pool.shutdown(wait=False)                   # its thread ends with the job
+
+
 def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = None, *, cutoff: bool = True,
                 friction: bool = True, ridge: bool = True, factors: Sequence[float] = FACTORS,
                 candidates: Sequence[str] | None = None,
@@ -254,10 +284,7 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         cutoffs = sorted({float(f * default_hz) for f in factors if 0 < f * default_hz <= top} | {default_hz})
     else:
         cutoffs = [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
-    if not friction:
-        specs: tuple[str, ...] = (plant.friction.spec,)
-    else:
-        specs = candidates_for(model) if candidates is None else tuple(candidates)
+    specs = _specs(plant, friction, candidates)
     prior = model.prior_parameters()
     ridges = RIDGES if ridge and prior is not None else (options.prior_regularization,)
     first = Plant(model.with_config(friction=specs[0]))
@@ -288,7 +315,7 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         # the rigid-body base columns (friction never merges into them except an armature about a base axis,
         # which the small solves absorb), the known parameters, the prior's base values
         known = {i: v for i, v in known_parameters(first).items() if i < model.n_params}
-        base = structural_base(first, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+        base = _analyse(first, known, options)
         rb = np.array([i for i in base.independent if i < model.n_params], dtype=int)
         hold = np.zeros(first.n_params)
         for i, v in known.items():
