@@ -159,3 +159,35 @@ def test_median_is_numpys_bit_for_bit(shape, axis):
     a = np.random.default_rng(7).normal(size=shape)
     for x in (a, np.round(a, 1)):
         np.testing.assert_array_equal(median(x, axis=axis), np.median(x, axis=axis))
+
+
+def test_stick_detection_matches_the_rule_stretch_by_stretch():
+    """The stuck stretches (all at once per joint) are the rule's, written here as a loop over the slow stretches:
+    slow for longer than STICK_FACTOR x the time its deceleration implies (+ 2 samples); near: within 1/cutoff."""
+    from dynid.signal.conditioning import STICK_FACTOR, _stick, _stick_velocity
+
+    rng = np.random.default_rng(11)
+    t = np.arange(9000) * 1e-3
+    q = np.column_stack([np.sin(2 * np.pi * 0.7 * t), 0.5 * np.sin(2 * np.pi * 1.3 * t + 1.0)])
+    for j in range(2):
+        for a in rng.integers(100, 8500, 5):
+            q[a:a + rng.integers(30, 400), j] = q[a, j]
+    q[-600:, 0] = q[-600, 0]                                            # a stretch to the very end
+    keep, cutoff, dt = slice(40, 9000 - 40), 8.0, 1e-3
+    qdd = np.gradient(np.gradient(lowpass(q, cutoff, dt), dt, axis=0), dt, axis=0)
+    stuck, near = _stick(q, cutoff, dt, 4, qdd, keep)
+    v, thr = _stick_velocity(q, cutoff, dt, 4, keep)
+    reach = int(np.ceil(1.0 / (cutoff * dt)))
+    ref_stuck, ref_near = np.zeros_like(stuck), np.zeros_like(near)
+    for j in range(2):
+        slow = np.abs(v[:, j]) < thr[j]
+        edges = np.diff(np.concatenate([[0], slow.astype(int), [0]]))
+        for a, b in zip(np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]):
+            acc = np.abs(qdd[keep][a:b, j]).max()
+            expected = 2.0 * thr[j] / acc if acc > 0 else np.inf
+            if (b - a) * dt > STICK_FACTOR * expected + 2 * dt:
+                ref_stuck[a:b, j] = True
+                ref_near[max(0, a - reach):b + reach, j] = True
+    assert ref_stuck.any(axis=0).all() and abs(v[-1, 0]) < thr[0]       # stretches found; one runs to the end
+    np.testing.assert_array_equal(stuck, ref_stuck)
+    np.testing.assert_array_equal(near, ref_near)

@@ -353,15 +353,22 @@ def _stick(q_raw: np.ndarray, cutoff: float, dt: float, order: int, qdd: np.ndar
     stuck = np.zeros((n_keep, v.shape[1]), dtype=bool)
     near = np.zeros_like(stuck)
     reach = int(math.ceil(1.0 / (cutoff * dt)))
-    for j in range(v.shape[1]):  # per joint; the loop below runs over reversals, not samples
+    acc_kept = np.abs(qdd[keep])
+    for j in range(v.shape[1]):  # per joint; the loop below runs over the stuck stretches, not samples
         slow = np.abs(v[:, j]) < thr[j]
         d = np.diff(np.concatenate([[0], slow.astype(np.int8), [0]]))
-        for a, b in zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]):
-            acc = np.abs(qdd[keep][a:b, j]).max()
-            expected = 2.0 * thr[j] / acc if acc > 0 else np.inf
-            if (b - a) * dt > STICK_FACTOR * expected + 2 * dt:
-                stuck[a:b, j] = True
-                near[max(0, a - reach):b + reach, j] = True
+        starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
+        if not starts.size:
+            continue
+        # every slow stretch's peak acceleration at once: maxima over [start, end) of the disjoint, ordered stretches
+        bounds = np.stack([starts, ends], axis=1).ravel()
+        acc = np.maximum.reduceat(acc_kept[:, j], bounds[:-1] if bounds[-1] == n_keep else bounds)[::2]
+        expected = np.full(acc.shape, np.inf)
+        np.divide(2.0 * thr[j], acc, out=expected, where=acc > 0)
+        long = (ends - starts) * dt > STICK_FACTOR * expected + 2 * dt
+        for a, b in zip(starts[long], ends[long]):
+            stuck[a:b, j] = True
+            near[max(0, a - reach):b + reach, j] = True
     return stuck, near
 
 
