@@ -281,3 +281,26 @@ def test_selection_scores_a_candidate_alike_with_and_without_coupled_motor_candi
         np.testing.assert_allclose(mixed.scores[key], value, rtol=1e-9)
     # the coupled motor's friction is in the data: its candidate scores best
     assert mixed.friction.endswith(MOTOR_TERMS)
+
+
+def test_an_unconverted_in_memory_recording_with_a_motor_side_configuration_warns(rng, tmp_path):
+    """Identifier takes an in-memory Recording as joint side; where the configuration says recordings are motor
+    side and this one was not converted (no 'transmission' metadata), it says so — a motor-side recording taken
+    as joint side gives plausible-looking, wrong numbers. Converted, or read from a file, no warning."""
+    import warnings
+
+    from dynid import Identifier
+
+    cfg = {"transmission": {"gear_ratios": [10.0], "recorded": "motor"}}
+    est = Identifier("rotary1", config=cfg)
+    t = np.arange(300) * 1e-3
+    raw = Recording(t, 10.0 * np.sin(t)[:, None], 0.1 * np.cos(t)[:, None])
+    with pytest.warns(UserWarning, match="taken as joint side.*to_joint"):
+        assert est.read(raw) is raw
+    converted = est.build_model().config.transmission.to_joint(raw)
+    write_recording_csv(tmp_path / "motor.csv", raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert est.read(converted) is converted
+        np.testing.assert_allclose(est.read(tmp_path / "motor.csv").q, converted.q)
+        Identifier("rotary1").read(raw)                         # no transmission: nothing to say

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -207,10 +208,18 @@ class Identifier:
 
     def read(self, recording: Recording | str | os.PathLike, model: DynamicModel | None = None, *,
              require_tau: bool = True) -> Recording:
-        """A recording for ``model``: a :class:`Recording` (SI, joint side) as it is, a file read in
-        ``units`` and converted to the joint side by the model's transmission (bags and logs: joints by the
+        """A recording for ``model``: a :class:`Recording` (SI, joint side) as it is — with a warning where the
+        configuration's transmission records the motor side and the recording was not converted by one —, a file
+        read in ``units`` and converted to the joint side by the model's transmission (bags and logs: joints by the
         configuration's ``joint_names``, ``topic``, currents × ``torque_constants``)."""
         if isinstance(recording, Recording):
+            tr = (model if model is not None else self.build_model()).config.transmission
+            if tr is not None and tr.records_motor_side and "transmission" not in recording.meta:
+                warnings.warn(
+                    f"{recording.source}: an in-memory Recording is taken as joint side, but the configuration's "
+                    f"transmission says recordings are {tr.position}-side positions and {tr.torque}-side torques; "
+                    "if this one is, pass transmission.to_joint(recording) (or the file) instead",
+                    UserWarning, stacklevel=3)
             return recording
         from ..io.readers import read_recording
 
