@@ -175,8 +175,8 @@ def test_stick_detection_matches_the_rule_stretch_by_stretch():
     q[-600:, 0] = q[-600, 0]                                            # a stretch to the very end
     keep, cutoff, dt = slice(40, 9000 - 40), 8.0, 1e-3
     qdd = np.gradient(np.gradient(lowpass(q, cutoff, dt), dt, axis=0), dt, axis=0)
-    stuck, near = _stick(q, cutoff, dt, 4, qdd, keep)
     v, thr = _stick_velocity(q, cutoff, dt, 4, keep)
+    stuck, near = _stick((v, thr), qdd, keep, cutoff, dt)
     reach = int(np.ceil(1.0 / (cutoff * dt)))
     ref_stuck, ref_near = np.zeros_like(stuck), np.zeros_like(near)
     for j in range(2):

@@ -59,7 +59,7 @@ class Staging:
     def __init__(self) -> None:
         self._temps: dict[Path, str] = {}
         self._lock = threading.Lock()
-        mask = os.umask(0)  # mkstemp creates 0600 files; outputs get the usual mode (0666 & ~umask)
+        mask = os.umask(0)  # temporaries are created 0600; outputs get the usual mode (0666 & ~umask)
         os.umask(mask)
         self._mode = 0o666 & ~mask
 

@@ -18,9 +18,10 @@ import contextlib
 import contextvars
 import functools
 import os
-from typing import Callable, Iterator, TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Iterator, TypeVar
 
-__all__ = ["num_threads", "limit_threads", "blas_single_threaded"]
+__all__ = ["num_threads", "limit_threads", "blas_single_threaded", "in_background"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -75,3 +76,13 @@ def blas_single_threaded(fn: F) -> F:
         with threadpool_limits(limits=1, user_api="blas"):
             return fn(*args, **kwargs)
     return wrapper  # type: ignore[return-value]
+
+
+def in_background(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+    """Run ``fn(*args, **kwargs)`` on a new thread, in the caller's :func:`limit_threads` setting; its
+    :class:`~concurrent.futures.Future` (the thread ends with the job; the interpreter's exit waits for it)."""
+    pool = ThreadPoolExecutor(1)
+    try:
+        return pool.submit(contextvars.copy_context().run, fn, *args, **kwargs)
+    finally:
+        pool.shutdown(wait=False)

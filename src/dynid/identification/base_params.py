@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-
 from dataclasses import dataclass
 from typing import Sequence
 

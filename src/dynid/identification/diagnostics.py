@@ -48,14 +48,13 @@ The verdict (:func:`verdict`) passes a run only if softMC's rule holds and no di
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .._numeric import median
-from ..threads import num_threads
-
+from ..threads import in_background, num_threads
 from .uncertainty import (ACCELERATION_ROWS, MIN_RANGE_FRACTION, MIN_ROTARY_RANGE_DEG, REFERENCE_STATES,  # noqa: F401
                           _masked_rms, _quadratic_forms, _subsample, acceleration_torque, prediction_uncertainty,
                           reference_states)
@@ -130,29 +129,16 @@ def assess(ident, *, with_uncertainty: bool = True):
     """``ident`` with its :func:`prediction_uncertainty` (unless ``with_uncertainty`` is False: as it is) and its
     diagnoses (:func:`diagnose`). With more than one thread allowed the heavy checks, which do not read the
     uncertainty, start on a second thread first, and the uncertainty and the other checks run here meanwhile."""
-    from dataclasses import replace
-
     checks = (_too_slow, _few_cycles, _small_range, _saturation, _stick_slip, _conditioning, _misalignment,
               _systematic_residual, _implausible, _undetermined, _prior_scale, _failing_axes, _noise)
-    heavy = (_too_slow, _misalignment)
-    found: dict[Any, list[Diagnostic]] = {}
-    if num_threads() > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(1) as ex:
-            base = ident
-            aside = ex.submit(lambda: {c: list(c(base)) for c in heavy})
-            if with_uncertainty:
-                ident = replace(ident, uncertainty=prediction_uncertainty(ident))
-            for check in checks:
-                if check not in heavy:
-                    found[check] = list(check(ident))
-            found.update(aside.result())
-    else:
-        if with_uncertainty:
-            ident = replace(ident, uncertainty=prediction_uncertainty(ident))
-        for check in checks:
-            found[check] = list(check(ident))
+    heavy = (_too_slow, _misalignment) if num_threads() > 1 else ()
+    base = ident
+    aside = in_background(lambda: {c: list(c(base)) for c in heavy}) if heavy else None
+    if with_uncertainty:
+        ident = replace(ident, uncertainty=prediction_uncertainty(ident))
+    found = {check: list(check(ident)) for check in checks if check not in heavy}
+    if aside is not None:
+        found.update(aside.result())
     out = [d for check in checks for d in found[check]]
     if any(d.code == "saturation" for d in out):  # clipped feedback also passes for a delay: report the cause only
         out = [d for d in out if d.code != "misalignment"]
@@ -652,11 +638,9 @@ def _prior_scale(ident) -> list[Diagnostic]:
 def _noise(ident) -> list[Diagnostic]:
     cond = ident.cond
     out = []
-    for j in range(cond.n_joints):
-        m = cond.moving[:, j]
-        tau = cond.tau[m, j]
-        noise = np.sqrt(np.mean((cond.tau_raw[m, j] - tau) ** 2))
-        rms = np.sqrt(np.mean(tau**2))
+    noise_all = _masked_rms(cond.tau_raw - cond.tau, cond.moving)
+    rms_all = _masked_rms(cond.tau, cond.moving)
+    for j, (noise, rms) in enumerate(zip(noise_all, rms_all)):
         if rms > 0 and noise / rms > 0.2:
             out.append(Diagnostic("large_noise", f"{_axis(ident, j)}: torque noise is {100 * noise / rms:.0f} % of the "
                                   "torque RMS: expect large relative errors on this axis (typical of small joints)",

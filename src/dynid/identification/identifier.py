@@ -29,7 +29,7 @@ from ..fitted import FittedModel, Prediction, load
 from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
-from ..threads import limit_threads, num_threads
+from ..threads import in_background, limit_threads, num_threads
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
@@ -288,16 +288,13 @@ class Identifier:
         self._rec_start = None
         if num_threads() < 2:
             return
-        from concurrent.futures import ThreadPoolExecutor
 
         def rows():
             from ..io.outputs import rec_rows_start     # (its imports, too, on that thread)
 
             return rec_rows_start(cond)
 
-        pool = ThreadPoolExecutor(1)
-        self._rec_start = (cond, pool.submit(rows))
-        pool.shutdown(wait=False)               # its thread ends with the job
+        self._rec_start = (cond, in_background(rows))
 
     def _prepare_rec(self, cond, tcmd) -> None:
         """Format the REC's rows of the final fit on a second thread while its diagnoses run (for :meth:`write`;
@@ -306,17 +303,13 @@ class Identifier:
         start, self._rec_start = getattr(self, "_rec_start", None), None
         if num_threads() < 2:
             return
-        from concurrent.futures import ThreadPoolExecutor
-
         from ..io.outputs import rec_rows_of
 
         def rows():
             began = start[1].result() if start is not None and start[0] is cond else None
             return rec_rows_of(cond, tcmd, threads=1, started=began)
 
-        pool = ThreadPoolExecutor(1)
-        self._rec_rows = (cond, tcmd, pool.submit(rows))
-        pool.shutdown(wait=False)               # its thread ends with the job
+        self._rec_rows = (cond, tcmd, in_background(rows))
 
     def _take_rec_rows(self):
         """The REC rows formatted during :meth:`fit` for the current result (None: none, or they failed)."""

@@ -26,8 +26,9 @@ only where it beats the default's best by ``CUTOFF_GAIN`` (5 %).
 It is fast because nothing is refitted from scratch: per cutoff the recording is conditioned once and the
 regressor evaluated once on a subsample; each candidate's fit and held-out error come from small Gram
 matrices (per joint, on the columns its rows touch; the friction columns of all candidates from the fewest
-candidates that hold them). With two threads the next cutoffs are conditioned on a second one while the
-current one is scored. :func:`select_friction` and :func:`select_cutoff` are its one-choice views.
+candidates that hold them; all candidates' small solves at once). With two threads the nearest other cutoff is
+conditioned and scored on a second one while the default is, and each further cutoff the walk needs is conditioned
+on both. :func:`select_friction` and :func:`select_cutoff` are its one-choice views.
 
 Torque delay (``--align``): :func:`aligned` fits once, estimates the torque/kinematics delay from the
 residual and, when it is at least half a sample, fits again with the torque shifted.
@@ -54,7 +55,7 @@ from ..fitted import SIGN_NOISE_FACTOR
 from ..models.base import Plant
 from ..recording import Recording
 from ..signal.conditioning import MAX_CUTOFF_SHARE, Conditioned, default_cutoff
-from ..threads import num_threads
+from ..threads import in_background, num_threads
 from .delay import MIN_DELAY_SAMPLES, estimate_delay
 from .base_params import structural_base
 from .fit import Fit, condition_for
@@ -232,9 +233,14 @@ def _specs(plant: Plant, friction: bool, candidates: Sequence[str] | None) -> tu
     return candidates_for(plant.model) if candidates is None else tuple(candidates)
 
 
-def _analyse(first: Plant, known: dict, options: IdentifyOptions):
+def _known(plant: Plant) -> dict[int, float]:
+    """The plant's known (held) model parameters, by index."""
+    return {i: v for i, v in known_parameters(plant).items() if i < plant.model.n_params}
+
+
+def _analyse(first: Plant, options: IdentifyOptions):
     """The structural base parameters :func:`select_auto` works with (remembered: see :func:`analyse_ahead`)."""
-    return structural_base(first, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+    return structural_base(first, n_states=options.structural_states, seed=options.seed, exclude=list(_known(first)))
 
 
 def analyse_ahead(plant: Plant, options: IdentifyOptions | None = None) -> None:
@@ -246,12 +252,9 @@ def analyse_ahead(plant: Plant, options: IdentifyOptions | None = None) -> None:
         return
 
     def work() -> None:
-        first = Plant(plant.model.with_config(friction=_specs(plant, plant.auto_friction, None)[0]))
-        _analyse(first, {i: v for i, v in known_parameters(first).items() if i < plant.model.n_params}, options)
+        _analyse(Plant(plant.model.with_config(friction=_specs(plant, plant.auto_friction, None)[0])), options)
 
-    pool = ThreadPoolExecutor(1)
-    pool.submit(work)
-    pool.shutdown(wait=False)                   # its thread ends with the job
+    in_background(work)
 
 
 def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = None, *, cutoff: bool = True,
@@ -307,15 +310,15 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     up, down = cutoffs[i0 + 1:], cutoffs[:i0][::-1]
     ahead = ThreadPoolExecutor(1) if num_threads() > 1 and len(cutoffs) > 1 else None
     pending: dict[float, Future] = {}
-    order = [*up[:1], *down[:1]]
+    nearest = (up or down)[0] if ahead is not None else None    # (with two threads, there are other cutoffs)
     if ahead is not None:
-        pending[order[0]] = ahead.submit(conditioned, order[0])
+        pending[nearest] = ahead.submit(conditioned, nearest)
     try:
         plants = {s: first if s == specs[0] else Plant(model.with_config(friction=s)) for s in specs}
         # the rigid-body base columns (friction never merges into them except an armature about a base axis,
         # which the small solves absorb), the known parameters, the prior's base values
-        known = {i: v for i, v in known_parameters(first).items() if i < model.n_params}
-        base = _analyse(first, known, options)
+        known = _known(first)
+        base = _analyse(first, options)
         rb = np.array([i for i in base.independent if i < model.n_params], dtype=int)
         hold = np.zeros(first.n_params)
         for i, v in known.items():
@@ -364,11 +367,11 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         # per joint, the union's friction columns that can be nonzero in its row: (cover entry, parameter of that
         # entry's model) by union position; with coupled motors (columns in every row) all of them
         compact = all(plants[s].friction.n_motor_params == 0 for s, _, _ in cover)
-        by_joint: list[list[tuple[int, int, int]]] = [[] for _ in range(model.n_joints)]
-        for e, (s, own, union) in enumerate(cover):
+        by_joint: list[list[tuple[int, int, int]]] = [[] for _ in range(model.n_joints)]   # (union position, entry,
+        for e, (s, own, union) in enumerate(cover):                                        # term of the joint)
             k = plants[s].friction.n_per_joint
             for p, u in zip(own, union):
-                by_joint[p // k if compact else 0].append((u, e, p))
+                by_joint[p // k if compact else 0].append((u, e, p % k if compact else p))
         for entries in by_joint:
             entries.sort()
 
@@ -380,8 +383,7 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                 blocks = [plants[s].friction.joint_columns(*both[:2], plants[s].friction.split_signs(both[2])[0])
                           for s, _, _ in cover]
                 for j in range(n):
-                    k_of = [plants[cover[e][0]].friction.n_per_joint for _, e, _ in by_joint[j]]
-                    X = np.stack([blocks[e][:, j, p % k] for (_, e, p), k in zip(by_joint[j], k_of)], axis=1) \
+                    X = np.stack([blocks[e][:, j, i] for _, e, i in by_joint[j]], axis=1) \
                         if by_joint[j] else np.zeros((2 * M, 0))
                     out.append((np.array([u for u, _, _ in by_joint[j]], dtype=int), X[:M], X[M:]))
             else:
@@ -511,10 +513,9 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                     out[(float(fc), s, float(r))] = float(np.mean(errs[i, j]))
             return out
 
-
         if ahead is not None:                       # the nearest cutoff scored where it is conditioned
-            nearest = pending.pop(order[0])
-            pending[order[0]] = ahead.submit(lambda: (nearest.result(), score_at(order[0], nearest.result())))
+            at_nearest = pending.pop(nearest)
+            pending[nearest] = ahead.submit(lambda: (at_nearest.result(), score_at(nearest, at_nearest.result())))
 
         def score(fc: float) -> Conditioned | None:
             """Score every combination at cutoff ``fc`` (into ``scores``); the conditioned recording."""

@@ -74,22 +74,17 @@ def format_rows(data: np.ndarray, *, chunk_cells: int = 1 << 15, prefix: bytes =
         words = None
     rows = max(1, chunk_cells // m)
     starts = list(range(0, n, rows))
-    kernel = _kernel()
-    if kernel is not None:
-        a = np.ascontiguousarray(a)
-        base = out.ctypes.data + len(prefix)
+    compiled = _kernel() is not None
 
     def run(part: list[int]) -> None:
-        special = np.empty(rows * m, dtype=_LONG) if kernel is not None else None
+        if compiled:                                # the compiled kernel, on these blocks' rows at once
+            r0, r1 = part[0], min(part[-1] + rows, n)
+            format_columns_into(text, len(prefix) + 16 * r0 * m, a[r0:r1], np.arange(m), m, chunk_cells=chunk_cells)
+            return
         for i in part:
             block = a[i:i + rows]
             cells = slice(i * m, (i + block.shape[0]) * m)
-            if kernel is not None:
-                k = kernel(block.ctypes.data, block.size, m, None, m, base + 16 * cells.start, *_KERNEL_TABLES, _E2,
-                           DIGITS, special.ctypes.data)
-                if k:
-                    _write_special(block.ravel(), special[:k], out[len(prefix) + 16 * cells.start:])
-            elif words is not None:
+            if words is not None:
                 _format_block(block, words[cells])
             else:
                 w = np.empty((block.size, 2), dtype="<u8")
@@ -137,7 +132,7 @@ def format_columns_into(text: bytearray, offset: int, data: np.ndarray, columns,
             cells = out[start:start + 16 * block.shape[0] * width].reshape(block.shape[0], width, 16)
             v = block.ravel()
             for s in special[:k]:                    # zeros, |exponent| >= 99, NaN, inf: rare, formatted by Python
-                _write_special(v[s:s + 1], np.zeros(1, int), cells[s // m, cols[s % m]])
+                _write_special_cell(v[s], cells[s // m, cols[s % m]])
     return True
 
 
@@ -184,9 +179,14 @@ def _write_special(v: np.ndarray, special: np.ndarray, text: np.ndarray) -> None
     bytes of ``text`` (the cells' bytes from the first of ``v``), padded with spaces."""
     cells = text[: 16 * v.size].reshape(v.size, 16)
     for i in special:
-        t = f"{v[i]:+.7e}" if np.isfinite(v[i]) and v[i] != 0 else ("0" if v[i] == 0 else str(v[i]))
-        cells[i, :15] = 32
-        cells[i, :len(t)] = np.frombuffer(t.encode(), np.uint8)
+        _write_special_cell(v[i], cells[i])
+
+
+def _write_special_cell(x: float, cell: np.ndarray) -> None:
+    """A rare value's text in the first 15 bytes of its 16-byte ``cell``, padded with spaces."""
+    t = f"{x:+.7e}" if np.isfinite(x) and x != 0 else ("0" if x == 0 else str(x))
+    cell[:15] = 32
+    cell[:len(t)] = np.frombuffer(t.encode(), np.uint8)
 
 
 _LONG = np.dtype(f"i{ctypes.sizeof(ctypes.c_long)}")

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import FileFormatError
-from ._fastcsv import format_rows
+from ._fastcsv import format_columns_into, format_rows
 
 __all__ = ["SIGNALS", "MODEL_SIGNALS", "format_rec", "format_rec_rows", "start_rec_rows", "finish_rec_rows", "read_rec",
            "REC_HEADROOM"]
@@ -29,14 +29,25 @@ REC_HEADROOM = 1 << 16
 """Bytes kept free before the rows formatted by :func:`format_rec_rows`, for the header written later."""
 
 
+def _cells(k: int, n: int) -> list[int]:
+    """The cells of signal ``SIGNALS[k]`` of joints 1..n in a REC row (``t`` first, then per joint every signal)."""
+    return [1 + j * len(SIGNALS) + k for j in range(n)]
+
+
 def _rec_matrix(t: np.ndarray, channels: Mapping[str, np.ndarray]) -> np.ndarray:
     n = next(iter(channels.values())).shape[1]
     data = np.empty((t.shape[0], 1 + len(SIGNALS) * n))
     data[:, 0] = t
-    for j in range(n):
-        for k, s in enumerate(SIGNALS):
-            data[:, 1 + j * len(SIGNALS) + k] = channels[s][:, j]
+    for k, s in enumerate(SIGNALS):
+        data[:, _cells(k, n)] = channels[s]
     return data
+
+
+def _format_signals(rows, channels: Mapping[str, np.ndarray], n: int) -> None:
+    """The cells of the signals in ``channels`` (some of :data:`SIGNALS`) into the REC rows after the headroom."""
+    for k, s in enumerate(SIGNALS):
+        if s in channels:
+            format_columns_into(rows, REC_HEADROOM, channels[s], _cells(k, n), 1 + len(SIGNALS) * n)
 
 
 def _rec_head(channels: Mapping[str, np.ndarray], header: Mapping[str, Any]) -> bytes:
@@ -55,8 +66,6 @@ def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> mmap.mm
     """:func:`format_rec_rows` in two steps, the first before the model is identified: the cells of ``t`` and of
     the recorded signals (every one of :data:`SIGNALS` but :data:`MODEL_SIGNALS`) written, the model's left for
     :func:`finish_rec_rows`. None where the compiled formatter is not built (:func:`format_rec_rows` then)."""
-    from ._fastcsv import format_columns_into
-
     n = next(iter(recorded.values())).shape[1]
     width = 1 + len(SIGNALS) * n
     # an anonymous mapping, not a bytearray: its pages are zero when first written, not filled while holding the
@@ -64,22 +73,14 @@ def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> mmap.mm
     rows = mmap.mmap(-1, REC_HEADROOM + 16 * t.shape[0] * width)
     if not format_columns_into(rows, REC_HEADROOM, np.asarray(t, dtype=float)[:, None], [0], width):
         return None
-    for k, s in enumerate(SIGNALS):
-        if s not in MODEL_SIGNALS:
-            format_columns_into(rows, REC_HEADROOM, recorded[s], [1 + j * len(SIGNALS) + k for j in range(n)], width)
+    _format_signals(rows, {s: v for s, v in recorded.items() if s not in MODEL_SIGNALS}, n)
     return rows
 
 
 def finish_rec_rows(rows: mmap.mmap, model: Mapping[str, np.ndarray]) -> mmap.mmap:
     """The rows begun by :func:`start_rec_rows`, with the model's signals (:data:`MODEL_SIGNALS`) written in: the
     same bytes as :func:`format_rec_rows` of all of them."""
-    from ._fastcsv import format_columns_into
-
-    n = next(iter(model.values())).shape[1]
-    width = 1 + len(SIGNALS) * n
-    for k, s in enumerate(SIGNALS):
-        if s in MODEL_SIGNALS:
-            format_columns_into(rows, REC_HEADROOM, model[s], [1 + j * len(SIGNALS) + k for j in range(n)], width)
+    _format_signals(rows, {s: v for s, v in model.items() if s in MODEL_SIGNALS}, next(iter(model.values())).shape[1])
     return rows
 
 

@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from .._numeric import median
-
 from .._validation import as_vector
 from ..errors import ConfigError, InputDataError
 from ..recording import Recording
@@ -345,10 +344,10 @@ def _stick_velocity(q_raw: np.ndarray, cutoff: float, dt: float, order: int, kee
     return v[keep], np.maximum(0.01 * np.abs(v[keep]).max(axis=0), 2.0 * noise)
 
 
-def _stick(q_raw: np.ndarray, cutoff: float, dt: float, order: int, qdd: np.ndarray, keep: slice, velocity=None):
-    """Stuck samples and the samples near them (within ``1/cutoff``), both ``(N_kept, n_joints)``;
-    ``velocity``: :func:`_stick_velocity` already computed."""
-    v, thr = velocity if velocity is not None else _stick_velocity(q_raw, cutoff, dt, order, keep)
+def _stick(velocity: tuple[np.ndarray, np.ndarray], qdd: np.ndarray, keep: slice, cutoff: float, dt: float):
+    """Stuck samples and the samples near them (within ``1/cutoff``), both ``(N_kept, n_joints)``, from the
+    :func:`_stick_velocity` ``velocity`` and the acceleration ``qdd`` (all samples; ``keep`` the kept ones)."""
+    v, thr = velocity
     n_keep = v.shape[0]
     stuck = np.zeros((n_keep, v.shape[1]), dtype=bool)
     near = np.zeros_like(stuck)
@@ -480,10 +479,12 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     keep = slice(trim, N - trim)
     if tau is not None and options.torque_delay_s:
         tau = _shift(tau, options.torque_delay_s / dt)
-    aside = None
-    if pool is not None:                    # the independent half on the other worker
-        aside = pool.submit(lambda: (lowpass(tau, cutoff, dt, order) if tau is not None else None,
-                                     _stick_velocity(q_in, cutoff, dt, order, keep) if options.detect_stick else None))
+
+    def torque_and_stick():                 # what needs neither the filtered positions nor the velocity
+        return (lowpass(tau, cutoff, dt, order) if tau is not None else None,
+                _stick_velocity(q_in, cutoff, dt, order, keep) if options.detect_stick else None)
+
+    aside = pool.submit(torque_and_stick) if pool is not None else None     # (on an idle worker meanwhile)
     q_f = lowpass(q_in, cutoff, dt, order)
     if options.use_recorded_derivatives and qd_in is not None:
         qd = lowpass(qd_in, cutoff, dt, order)
@@ -491,8 +492,6 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     else:
         qd = _central_first(q_f, dt)
         qdd = _central_second(q_f, dt)
-    if aside is None:
-        tau_f = lowpass(tau, cutoff, dt, order) if tau is not None else None
     sgn = np.sign(qd)
     if options.sign_directions:
         U = np.array(options.sign_directions, dtype=float).reshape(-1, n)
@@ -500,9 +499,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     if options.smooth_sign:
         sgn = lowpass(sgn, cutoff, dt, order)
 
-    stick_velocity = None
-    if aside is not None:
-        tau_f, stick_velocity = aside.result()
+    tau_f, stick_velocity = aside.result() if aside is not None else torque_and_stick()
     if tb is None:
         rows, at = keep, slice(None)
     else:                                   # the recorded rows whose cycle is kept, and that cycle
@@ -525,7 +522,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         moving &= np.abs(qd_k) < upper
     stuck = near = np.zeros_like(moving)
     if options.detect_stick:
-        stuck, near = _stick(q_in, cutoff, dt, order, qdd, keep, stick_velocity)
+        stuck, near = _stick(stick_velocity, qdd, keep, cutoff, dt)
         moving &= ~near
     moving, stuck, near = moving[at], stuck[at], near[at]
     if require_motion:
