@@ -236,3 +236,72 @@ def test_a_failed_write_leaves_the_earlier_outputs_and_no_temporaries(run, tmp_p
     with pytest.raises(RuntimeError, match="disk full"):          # the REC was being written on the other thread
         est.write(tmp_path, report=False)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before      # nothing new, nothing half
+
+
+def _temporaries(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_a_rec_staged_during_the_fit_is_renamed_in_by_write_and_is_the_same_file(run, tmp_path):
+    plant, rec = run
+    kw = dict(friction="viscous+coulomb", cutoff=None, regularize=0.0)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "IDNT1.REC").write_bytes(b"the previous run's REC\n")
+    est = Identifier(plant.model, threads=2, **kw).fit(rec, out_dir=out)
+    est._rec_rows[2].result()                                        # (the REC is written on the second thread)
+    assert len(_temporaries(out)) == 1                               # written under a temporary name ...
+    assert (out / "IDNT1.REC").read_bytes() == b"the previous run's REC\n"   # ... the earlier output untouched
+    staged = est.write(out, report=False)
+    assert _temporaries(out) == [] and sorted(p.name for p in out.iterdir()) == sorted(staged)
+    plain = Identifier(plant.model, threads=1, **kw).fit(rec).write(tmp_path / "plain", report=False)
+    for name in ("IDNT1.REC", "IDNT1.PRG"):
+        a, b = staged[name].read_bytes(), plain[name].read_bytes()
+        if name == "IDNT1.PRG":                                      # (the PRG's date line may differ by a second)
+            a, b = (b"\n".join(x for x in v.splitlines() if b"date and time" not in x) for v in (a, b))
+        assert a == b
+
+
+def test_a_staged_rec_not_taken_leaves_no_temporary(run, tmp_path):
+    plant, rec = run
+    kw = dict(friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=2)
+    there, elsewhere = tmp_path / "there", tmp_path / "elsewhere"
+    est = Identifier(plant.model, **kw).fit(rec, out_dir=there)     # the folder is created for the temporary
+    written = est.write(elsewhere, report=False)                     # written elsewhere after all
+    assert not there.exists()                                        # its temporary and the folder made for it gone
+    assert _temporaries(elsewhere) == [] and written["IDNT1.REC"].read_bytes().count(b"\n") == est.result_.cond.data_length + 2
+    there.mkdir()
+    est.fit(rec, out_dir=there)
+    est._rec_rows[2].result()
+    assert len(_temporaries(there)) == 1
+    est.fit(rec)                                                     # fitted again without writing: removed
+    assert _temporaries(there) == []
+    est.fit(rec, out_dir=there)
+    est._rec_rows[2].result()
+    del est                                                          # never written: removed when collected
+    import gc
+
+    gc.collect()
+    assert list(there.iterdir()) == []
+
+
+def test_a_staging_removes_its_temporaries_and_the_folders_it_made(tmp_path):
+    import subprocess
+    import sys
+
+    from dynid._atomic import Staging
+
+    with Staging() as staging:
+        staging.write(tmp_path / "a" / "b" / "x.txt", b"x")
+        (tmp_path / "keep").mkdir()
+        staging.write(tmp_path / "keep" / "y.txt", b"y")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]    # a/b made for it: gone; keep was there
+    with Staging() as staging:
+        staging.write(tmp_path / "c" / "x.txt", b"x")
+        staging.commit()
+    assert (tmp_path / "c" / "x.txt").read_bytes() == b"x"
+    # a process that exits without committing or discarding leaves nothing either
+    code = ("import sys; from pathlib import Path; from dynid._atomic import Staging; "
+            "s = Staging(); s.write(Path(sys.argv[1]) / 'd' / 'x.txt', b'x')")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "keep"]

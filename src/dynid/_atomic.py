@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -53,26 +54,39 @@ class Staging:
     ...     staging.commit()                # both renamed; leaving the block without commit removes them
 
     :meth:`write` may be called from several threads (a large file written on one while the others are
-    rendered). Files are renamed in the order given to :meth:`commit`, else in the order written.
+    rendered). Files are renamed in the order given to :meth:`commit`, else in the order written. What is not
+    committed is removed by :meth:`discard` — also when the staging is collected or the process exits without
+    it — with the folders :meth:`write` created for it (when empty).
     """
 
     def __init__(self) -> None:
         self._temps: dict[Path, str] = {}
+        self._made: list[Path] = []          # folders created for the temporaries, outermost first
         self._lock = threading.Lock()
         mask = os.umask(0)  # temporaries are created 0600; outputs get the usual mode (0666 & ~umask)
         os.umask(mask)
         self._mode = 0o666 & ~mask
+        self._finalizer = weakref.finalize(self, _remove, self._temps, self._made, self._lock)
 
     def write(self, path: str | os.PathLike, data) -> None:
         """Write ``data`` (bytes-like) to a temporary file beside ``path`` (creating its folder)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock:
+                self._made.extend(reversed(missing))
         fd, tmp = create_temporary(path)
         with self._lock:
             self._temps[path] = tmp
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(tmp, self._mode)
+
+    def holds(self, path: str | os.PathLike) -> bool:
+        """Whether ``path`` is written and not yet committed."""
+        with self._lock:
+            return Path(path) in self._temps
 
     def commit(self, order: Sequence[str | os.PathLike] | None = None) -> None:
         """Rename every written file to its name (``order``: these paths first, in this order)."""
@@ -81,19 +95,31 @@ class Staging:
             for path in [*first, *(p for p in self._temps if p not in first)]:
                 os.replace(self._temps[path], path)
                 del self._temps[path]
+            self._made.clear()               # (they hold the outputs now)
 
     def discard(self) -> None:
-        """Remove the temporaries not renamed."""
-        with self._lock:
-            for tmp in self._temps.values():
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-            self._temps.clear()
+        """Remove the temporaries not renamed (and the folders made for them, where empty)."""
+        _remove(self._temps, self._made, self._lock)
 
     def __enter__(self) -> "Staging":
         return self
 
     def __exit__(self, *exc) -> None:
         self.discard()
+
+
+def _remove(temps: dict[Path, str], made: list[Path], lock: threading.Lock) -> None:
+    """:meth:`Staging.discard` (also its finalizer: it must not hold the staging itself)."""
+    with lock:
+        for tmp in temps.values():
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        temps.clear()
+        for folder in reversed(made):        # innermost first; a folder something else wrote into stays
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+        made.clear()

@@ -143,7 +143,7 @@ def run(args) -> int:
     with Progress("payload" if args.payload_of else "identify", quiet=args.quiet or args.json) as progress:
         progress(f"reading {Path(args.recording).name}", 0.0)  # drawn before the (long) read of the recording
         try:
-            est.fit(args.recording, progress=progress.part(0.05, 0.85))
+            est.fit(args.recording, progress=progress.part(0.05, 0.85), out_dir=args.out)
             progress("writing outputs" if args.no_report else "writing outputs and report", 0.85)
             history = reg.view(est.model_) if reg is not None and not args.no_report else None
             written = est.write(args.out, source=source, report=not args.no_report, history=history)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import ConfigError
-from ..fitted import FittedModel, Prediction, load
+from ..fitted import FittedModel, Prediction, default_element, load
 from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
@@ -230,10 +230,17 @@ class Identifier:
                               torque_constants=model.config.torque_constants)
 
     # ------------------------------------------------------------------ fit / predict
-    def fit(self, recording: Recording | str | os.PathLike, *, progress: Progress | None = None) -> "Identifier":
+    def fit(self, recording: Recording | str | os.PathLike, *, progress: Progress | None = None,
+            out_dir: str | os.PathLike | None = None) -> "Identifier":
         """Identify the model from ``recording`` (a :class:`Recording` or a file); returns ``self``.
 
         A failed softMC rule is a result (``metrics_["success"]`` is False), not an exception.
+
+        ``out_dir``: the folder :meth:`write` will be given, if known. With two threads allowed, the REC (tens of MB
+        for a long recording) is then written there under a temporary name while the diagnoses run, and
+        :meth:`write` to that folder renames it in with the other outputs; nothing appears under an output's name
+        before :meth:`write`, and a temporary :meth:`write` does not take is removed (at the next :meth:`fit`, or
+        when the estimator is collected or the process ends).
 
         Raises
         ------
@@ -245,12 +252,13 @@ class Identifier:
         if self.threads is not None and int(self.threads) < 1:
             raise ConfigError(f"threads must be >= 1, got {self.threads}", options=("threads",))
         with limit_threads(self.threads):
-            return self._fit(recording, progress)
+            return self._fit(recording, progress, out_dir)
 
-    def _fit(self, recording, progress) -> "Identifier":
+    def _fit(self, recording, progress, out_dir=None) -> "Identifier":
         options = self.options()
         self.payload_ = None
-        self._rec_rows = self._rec_start = None
+        self._forget_rec()
+        self._rec_target = None
         if self.payload_of is not None:
             from .payload import identify_payload
 
@@ -270,6 +278,8 @@ class Identifier:
             extra: dict[str, Any] = {"payload": est.to_dict()}
         else:
             model = self.build_model()
+            if out_dir is not None:             # the REC's folder, name and header (checked again by write_run)
+                self._rec_target = (out_dir, self.group, self.element or default_element(model), model)
             if not isinstance(recording, Recording):
                 analyse_ahead(Plant(model), options)    # (model-only work of the selection, while the file is read)
             rec = self.read(recording, model)
@@ -298,28 +308,45 @@ class Identifier:
 
     def _prepare_rec(self, cond, tcmd) -> None:
         """Format the REC's rows of the final fit on a second thread while its diagnoses run (for :meth:`write`;
-        with more than one thread allowed): the model's signals into the rows :meth:`_start_rec` began, else all.
-        They are kept until :meth:`write` or the next :meth:`fit`."""
+        with more than one thread allowed): the model's signals into the rows :meth:`_start_rec` began, else all;
+        with the ``out_dir`` of :meth:`fit`, the REC written there too (:func:`~dynid.io.outputs.stage_rec`).
+        Kept until :meth:`write` or the next :meth:`fit`."""
         start, self._rec_start = getattr(self, "_rec_start", None), None
         if num_threads() < 2:
             return
-        from ..io.outputs import rec_rows_of
+        from ..io.outputs import rec_rows_of, stage_rec
+
+        target = getattr(self, "_rec_target", None)
 
         def rows():
             began = start[1].result() if start is not None and start[0] is cond else None
-            return rec_rows_of(cond, tcmd, threads=1, started=began)
+            formatted = rec_rows_of(cond, tcmd, threads=1, started=began)
+            if target is None:
+                return formatted
+            out_dir, group, element, model = target
+            return stage_rec(out_dir, group, element, model, cond, tcmd, rows=formatted)
 
         self._rec_rows = (cond, tcmd, in_background(rows))
 
     def _take_rec_rows(self):
-        """The REC rows formatted during :meth:`fit` for the current result (None: none, or they failed)."""
+        """The REC rows formatted during :meth:`fit` for the current result, or the REC staged then
+        (:class:`~dynid.io.outputs.StagedRec`); None: none, or they failed."""
         pending, self._rec_rows = getattr(self, "_rec_rows", None), None
-        if pending is None or pending[0] is not self.result_.cond or pending[1] is not self.result_.tcmd:
+        if pending is None:
+            return None
+        if pending[0] is not self.result_.cond or pending[1] is not self.result_.tcmd:
+            _discard_staged(pending[2])
             return None
         try:
             return pending[2].result()
         except Exception:           # formatted again by write_run, where an error is reported as usual
             return None
+
+    def _forget_rec(self) -> None:
+        """Drop what :meth:`_start_rec`/:meth:`_prepare_rec` began (a staged REC's temporary removed)."""
+        pending, self._rec_rows, self._rec_start = getattr(self, "_rec_rows", None), None, None
+        if pending is not None:
+            _discard_staged(pending[2])
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -337,13 +364,15 @@ class Identifier:
         """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``;
         ``source`` (e.g. the recording's path) is recorded in result.json; ``history`` (the robot's runs in a
         registry, :meth:`dynid.fleet.registry.Registry.history_view`) is shown in the report."""
-        from ..io.outputs import write_run
+        from ..io.outputs import StagedRec, write_run
 
         model = self._fitted().with_info(source=dict(source or {}),
                                          created=_dt.datetime.now().isoformat(timespec="seconds"))
         props = self.payload_.prg_properties() if self.payload_ is not None else None
+        rows = self._take_rec_rows()
+        staged = rows if isinstance(rows, StagedRec) else None
         written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props,
-                            rec_rows=self._take_rec_rows())
+                            rec_rows=None if staged is not None else rows, staged=staged)
         if report:  # rendered from the files just written, as 'dynid report' would
             from ..report import write_report
 
@@ -373,3 +402,16 @@ class Identifier:
             return load_config_file(self.config)
         return dict(self.config or {})
 
+
+def _discard_staged(job) -> None:
+    """Once ``job`` (a :meth:`Identifier._prepare_rec` job) is done: remove the REC it staged, if it did."""
+    def drop(done) -> None:
+        try:
+            staged = done.result()
+        except BaseException:
+            return
+        staging = getattr(staged, "staging", None)
+        if staging is not None:
+            staging.discard()
+
+    job.add_done_callback(drop)

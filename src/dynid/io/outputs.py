@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import mmap
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -23,7 +25,7 @@ from ..units import force_unit, position_unit, velocity_unit
 from .prg import PrgContent, format_prg, prg_unit
 from .rec import finish_rec_rows, format_rec, format_rec_rows, start_rec_rows
 
-__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "write_run", "write_outputs"]
+__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "write_run", "write_outputs"]
 
 
 def run_model(ident, *, element: str | None = None, group: int = 1, source: Mapping[str, Any] | None = None,
@@ -182,12 +184,15 @@ def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *,
     """``IDNT<group>.REC`` content (SI units, bytes-like): the conditioned signals ``cond`` of the run and the
     model torque ``tcmd`` ``(N, n_joints)`` on them; ``rows``: those already formatted by :func:`rec_rows_of`
     (used once)."""
-    dyn = model.model
-    channels = _rec_channels(cond, tcmd)
+    return format_rec(cond.t, _rec_channels(cond, tcmd), _rec_header(model.element, model.model, cond), rows=rows)
+
+
+def _rec_header(element: str, dyn, cond) -> dict[str, Any]:
+    """The REC's header: the run's conditioning and the model's joints and units (not its parameters)."""
     tr = dyn.config.transmission
     motor_side = tr is not None and tr.records_motor_side
-    header = jsonable({
-        "element": model.element, "model": dyn.name, "softmc_dynamic_model": dyn.softmc_model,
+    return jsonable({
+        "element": element, "model": dyn.name, "softmc_dynamic_model": dyn.softmc_model,
         "sample_period_s": cond.sample_period_s, "cutoff_hz": cond.cutoff_hz,
         "velocity_threshold": cond.velocity_threshold, "moving_samples": cond.moving_samples,
         "raw_length": cond.raw_length, "data_length": cond.data_length, "first_raw_sample": cond.start,
@@ -201,7 +206,35 @@ def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *,
                     "pfb": "filtered position", "vfb": "velocity", "afb": "acceleration",
                     "tcmd": "model torque (TorqueAdditiveCommand)", "te": "tcmd - tfb"},
     })
-    return format_rec(cond.t, channels, header, rows=rows)
+
+
+@dataclass(frozen=True)
+class StagedRec:
+    """An ``IDNT<group>.REC`` written into its folder under a temporary name before the run's other outputs are
+    known (:func:`stage_rec`); :func:`write_run` ``staged=`` renames it in with them."""
+
+    staging: Staging
+    path: Path
+    header: dict
+    cond: Any
+    tcmd: np.ndarray
+
+
+def stage_rec(out_dir: str | Path, group: int, element: str, dyn, cond, tcmd: np.ndarray, *,
+              rows: bytearray | mmap.mmap | None = None) -> StagedRec:
+    """Write the REC of the conditioned signals ``cond`` and model torque ``tcmd`` into ``out_dir`` under a temporary
+    name, with the header of softMC element ``element`` and model ``dyn`` (the fitted parameters are not in the
+    REC): what :func:`write_run` would write, ahead of it (:meth:`dynid.Identifier.fit` does this on a second thread
+    while the diagnoses run). Not committed, the temporary is removed (:class:`~dynid._atomic.Staging`)."""
+    staging = Staging()
+    path = Path(os.path.abspath(out_dir)) / f"IDNT{group}.REC"
+    header = _rec_header(element, dyn, cond)
+    try:
+        staging.write(path, format_rec(cond.t, _rec_channels(cond, tcmd), header, rows=rows))
+    except BaseException:
+        staging.discard()
+        raise
+    return StagedRec(staging, path, header, cond, tcmd)
 
 
 def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, group: int = 1,
@@ -216,19 +249,29 @@ def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, gro
 
 def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
               extra_files: Mapping[str, bytes] | None = None, properties: Mapping[str, float] | None = None,
-              date: _dt.datetime | None = None, rec_rows: bytearray | mmap.mmap | None = None) -> dict[str, Path]:
+              date: _dt.datetime | None = None, rec_rows: bytearray | mmap.mmap | None = None,
+              staged: StagedRec | None = None) -> dict[str, Path]:
     """Write the files of a fitted model with its run's conditioned signals ``cond`` and model torque
     ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically; ``rec_rows``: the REC's rows already
-    formatted by :func:`rec_rows_of` (else the REC is formatted here). A large REC is formatted and written on a
-    second thread while the PRG and result.json are rendered; every file goes under its name only once all
-    are written (:class:`~dynid._atomic.Staging`)."""
+    formatted by :func:`rec_rows_of` (else the REC is formatted here); ``staged``: the REC already written by
+    :func:`stage_rec` (used where it is this run's REC, with this model's header, in ``out_dir``; else removed).
+    A large REC is formatted and written on a second thread while the PRG and result.json are rendered; every
+    file goes under its name only once all are written (:class:`~dynid._atomic.Staging`)."""
     out = Path(out_dir)
     group = model.group
     files = [out / f"IDNT{group}.PRG", out / f"IDNT{group}.REC", out / RESULT_FILE, *(out / n for n in extra_files or {})]
-    with Staging() as staging:
+    if staged is not None and not (staged.cond is cond and staged.tcmd is tcmd
+                                   and staged.path == Path(os.path.abspath(files[1]))
+                                   and staged.staging.holds(staged.path)
+                                   and staged.header == _rec_header(model.element, model.model, cond)):
+        staged.staging.discard()
+        staged = None
+    with (staged.staging if staged is not None else Staging()) as staging:
         pool = None
-        if cond.data_length * cond.n_joints > 20_000:       # the REC (tens of MB) formatted and written on a second
-            from concurrent.futures import ThreadPoolExecutor   # thread while the PRG and result.json are rendered
+        # a REC not staged during the fit, tens of MB: formatted and written on a second thread while the PRG and
+        # result.json are rendered
+        if staged is None and cond.data_length * cond.n_joints > 20_000:
+            from concurrent.futures import ThreadPoolExecutor
 
             pool = ThreadPoolExecutor(1)
             pending = pool.submit(_stage_rec, staging, files[1], model, cond, tcmd, rec_rows)
@@ -239,12 +282,12 @@ def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *
                 staging.write(out / name, data)
             if pool is not None:
                 pending.result()
-            else:
+            elif staged is None:
                 _stage_rec(staging, files[1], model, cond, tcmd, rec_rows)
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
-        staging.commit(files)
+        staging.commit([staged.path if staged is not None and f == files[1] else f for f in files])
     return {p.name: p for p in files}
 
 
