@@ -226,3 +226,18 @@ def test_a_motion_without_torque_reads_and_predicts_but_does_not_identify(tmp_pa
         Identifier("scara4", config=SCARA).fit(tmp_path / "motion.csv")
     with pytest.raises(dynid.IdentifiabilityError, match="no torque columns"):
         Identifier("scara4", config=SCARA).fit(rec)
+
+
+def test_json_layout_is_the_same_data_with_scalar_lists_on_one_line():
+    import json
+
+    from dynid._json import dumps, jsonable
+
+    data = jsonable({"a": [1.5, float("nan"), 2], "m": np.arange(6.0).reshape(2, 3), "e": {}, "l": [], "u": "µ, \"x\"",
+                     "nested": [{"k": [True, None]}, [1, [2, 3]]], "n": np.float64(0.1), "i": np.int64(3)})
+    text = dumps(data)
+    assert json.loads(text) == json.loads(json.dumps(data, indent=2)) == data
+    lines = text.splitlines()
+    assert '  "a": [1.5, null, 2],' in lines and '    [0.0, 1.0, 2.0],' in lines   # a row of a matrix per line
+    assert '  "e": {},' in lines and '  "l": [],' in lines
+    assert text.isascii()                                                       # as json.dumps' default

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import __version__
 from ._atomic import commit_files
-from ._json import jsonable
+from ._json import dumps, jsonable
 from .errors import ConfigError, DynidError, FileFormatError
 from .metrics import nrmse, relative_error_norm
 from .models.base import Plant
@@ -348,7 +348,7 @@ class FittedModel:
 
     def result_json(self) -> bytes:
         """The bytes of ``result.json``."""
-        return (json.dumps(self.to_dict(), indent=2) + "\n").encode()
+        return (dumps(self.to_dict()) + "\n").encode()
 
     def save(self, out_dir: str | Path) -> Path:
         """Write ``out_dir/result.json`` atomically (the folder is created); returns its path."""

@@ -4,7 +4,6 @@ checks, tables, JSON output."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import textwrap
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
 from .._atomic import create_temporary
+from .._json import dumps, jsonable
 from ..errors import ConfigError, DynidError
 
 __all__ = ["Progress", "print_json", "table", "wrap", "fail", "warn", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE",
@@ -324,8 +324,7 @@ def add_result_argument(parser) -> None:
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    sys.stdout.write(dumps(jsonable(data)) + "\n")
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str], width: int | None = None) -> str:
