@@ -418,9 +418,10 @@ def _load_torque_kernel():
 
 def chain_torque(chain: CompiledChain, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gravity: np.ndarray,
                  pi: np.ndarray) -> np.ndarray | None:
-    """Joint torque ``chain_regressor(...) @ pi`` ``(N, n)`` by the compiled kernel without storing the regressor
-    (the same sums in another order: equal to round-off), split over threads; None when the kernel is
-    unavailable (the caller then multiplies the regressor)."""
+    """Joint torque ``chain_regressor(...) @ pi`` ``(N, n)`` by the compiled kernel's recursive Newton-Euler pass
+    (forward for the bodies' motion, backward for their forces: O(n) per sample, no regressor stored; equal to
+    the product to round-off), split over threads; None when the kernel is unavailable (the caller then
+    multiplies the regressor)."""
     fn = _load_torque_kernel() if _load_kernel() is not None else None
     if fn is None or not chain.kernel_args or chain.n > _MAX_JOINTS_KERNEL:
         return None

@@ -9,6 +9,8 @@
  * non-zeros of Phi). Every entry of the output is written (the
  * blocks below the block diagonal with zero), so the output may be uninitialised.
  *
+ * dynid_chain_torque is the torque alone, by the recursive Newton-Euler algorithm (chain_rnea).
+ *
  * It is a plain C function called through ctypes (which releases the GIL, so the caller splits
  * the samples over threads); the module init only makes the shared object importable so that
  * setuptools builds it as an ordinary optional extension. If it is missing, dynid uses the numpy
@@ -20,8 +22,7 @@
 
 #define MAXJ 32
 
-/* The regressor of N samples into out (N, n, 10 n); or, with theta (10 n) given, the torque Y theta into
- * tau (N, n) without storing Y (each sample's Y in a buffer on the stack). */
+/* The regressor of N samples into out (N, n, 10 n). */
 static int chain_kernel(
     int n,                    /* joints = bodies */
     const int *rotary,        /* (n) 1 rotary, 0 linear */
@@ -31,18 +32,15 @@ static int chain_kernel(
     const double *crmT,       /* (n, 36) crm(screw)^T */
     const double *gravity,    /* (3) */
     long N, const double *q, const double *qd, const double *qdd,      /* (N, n) each */
-    double *out,              /* (N, n, 10 n), or NULL with theta */
-    const double *theta,      /* (10 n) or NULL */
-    double *tau)              /* (N, n) with theta */
+    double *out)              /* (N, n, 10 n) */
 {
     if (n > MAXJ || n < 1) return -1;
     const int P = 10 * n;
     double rows[2][MAXJ + 2][6];
     double XT[18], basis[6], phi[60], t[6];
-    double local[MAXJ * 10 * MAXJ];
     for (long k = 0; k < N; ++k) {
         const double *qk = q + k * n, *qdk = qd + k * n, *qddk = qdd + k * n;
-        double *Y = theta != NULL ? local : out + k * (long)n * P;
+        double *Y = out + k * (long)n * P;
         memset(Y, 0, sizeof(double) * (size_t)n * (size_t)P);
         int cur = 0;
         for (int i = 0; i < n; ++i) {
@@ -132,14 +130,6 @@ static int chain_kernel(
             }
             cur = 1 - cur;
         }
-        if (theta != NULL) {                    /* row j is zero before body j's block */
-            for (int j = 0; j < n; ++j) {
-                const double *y = Y + (long)j * P;
-                double s = 0.0;
-                for (int p = 10 * j; p < P; ++p) s += y[p] * theta[p];
-                tau[k * n + j] = s;
-            }
-        }
     }
     return 0;
 }
@@ -147,13 +137,118 @@ static int chain_kernel(
 int dynid_chain_regressor(int n, const int *rotary, const double *T, const int *rowmask, const double *screw,
                           const double *crmT, const double *gravity, long N, const double *q, const double *qd,
                           const double *qdd, double *out) {
-    return chain_kernel(n, rotary, T, rowmask, screw, crmT, gravity, N, q, qd, qdd, out, NULL, NULL);
+    return chain_kernel(n, rotary, T, rowmask, screw, crmT, gravity, N, q, qd, qdd, out);
+}
+
+/* The torque of N samples for the parameters theta (10 n) into tau (N, n) by recursive Newton-Euler: the
+ * forward pass above for V and A only (not the earlier joints' screws), each body's spatial force
+ * f_i = Phi_i theta_i, then the backward pass F_i = f_i + X_{i+1}^T F_{i+1}, tau_i = S_i . F_i. The same torque
+ * as the regressor times theta (tau_j = sum_{i>=j} S_j^(i) . Phi_i theta_i, the screw moved forward instead of
+ * the force back): equal to round-off, in O(n) per sample instead of O(n^2). */
+static int chain_rnea(
+    int n, const int *rotary, const double *T, const int *rowmask, const double *screw, const double *crmT,
+    const double *gravity, long N, const double *q, const double *qd, const double *qdd, const double *theta,
+    double *tau)
+{
+    if (n > MAXJ || n < 1) return -1;
+    double XTs[MAXJ][18], f[MAXJ][6], basis[6], t[6];
+    for (long k = 0; k < N; ++k) {
+        const double *qk = q + k * n, *qdk = qd + k * n, *qddk = qdd + k * n;
+        double V[6], A[6];
+        for (int i = 0; i < n; ++i) {
+            const double qi = qk[i];
+            basis[0] = 1.0;
+            if (rotary[i]) {
+                const double s = sin(qi), c1 = 1.0 - cos(qi);
+                basis[1] = s; basis[2] = c1; basis[3] = s * s; basis[4] = s * c1; basis[5] = c1 * c1;
+            } else {
+                basis[1] = qi; basis[2] = basis[3] = basis[4] = basis[5] = 0.0;
+            }
+            const double *Ti = T + (long)i * 108;
+            const int *mask = rowmask + 6 * i;
+            double *XT = XTs[i];
+            for (int e = 0; e < 18; ++e) XT[e] = Ti[e];
+            for (int b = 1; b < 6; ++b) {
+                if (!mask[b]) continue;
+                const double w = basis[b];
+                const double *Tb = Ti + 18 * b;
+                for (int e = 0; e < 18; ++e) XT[e] += w * Tb[e];
+            }
+            const double *E = XT, *B = XT + 9;
+            const double *si = screw + 6 * i;
+            if (i == 0) {                       /* base at rest, A_0 = (0, -g) */
+                for (int c = 0; c < 3; ++c) {
+                    V[c] = V[3 + c] = A[c] = 0.0;
+                    A[3 + c] = -(gravity[0] * E[c] + gravity[1] * E[3 + c] + gravity[2] * E[6 + c]);
+                }
+            } else {                            /* V and A into body i (motion transform X = [[E^T, 0], [B^T, E^T]]) */
+                double x[2][6];
+                memcpy(x[0], V, sizeof V);
+                memcpy(x[1], A, sizeof A);
+                for (int r = 0; r < 2; ++r) {
+                    double *y = r == 0 ? V : A;
+                    const double *xr = x[r];
+                    for (int c = 0; c < 3; ++c) {
+                        y[c] = xr[0] * E[c] + xr[1] * E[3 + c] + xr[2] * E[6 + c];
+                        y[3 + c] = xr[0] * B[c] + xr[1] * B[3 + c] + xr[2] * B[6 + c]
+                                 + xr[3] * E[c] + xr[4] * E[3 + c] + xr[5] * E[6 + c];
+                    }
+                }
+            }
+            for (int c = 0; c < 6; ++c) { V[c] += qdk[i] * si[c]; A[c] += qddk[i] * si[c]; }
+            if (i > 0) {                        /* + V_i x S_i qd_i = -(S_i x V_i) qd_i */
+                const double *C = crmT + 36 * i;
+                for (int c = 0; c < 6; ++c) {
+                    t[c] = V[0] * C[c] + V[1] * C[6 + c] + V[2] * C[12 + c]
+                         + V[3] * C[18 + c] + V[4] * C[24 + c] + V[5] * C[30 + c];
+                    A[c] -= qdk[i] * t[c];
+                }
+            }
+            /* f_i = Phi_i theta_i, Phi as in chain_kernel (moment about the body origin; force) */
+            const double *th = theta + 10 * i;
+            const double wx = V[0], wy = V[1], wz = V[2], vx = V[3], vy = V[4], vz = V[5];
+            const double dx = A[0], dy = A[1], dz = A[2];
+            const double ax = A[3] + (wy * vz - wz * vy);
+            const double ay = A[4] + (wz * vx - wx * vz);
+            const double az = A[5] + (wx * vy - wy * vx);
+            const double xx = wx * wx, xy = wx * wy, xz = wx * wz, yy = wy * wy, yz = wy * wz, zz = wz * wz;
+            const double Ixx = th[0], Ixy = th[1], Ixz = th[2], Iyy = th[3], Iyz = th[4], Izz = th[5];
+            const double mx = th[6], my = th[7], mz = th[8], m = th[9];
+            double *fi = f[i];
+            fi[0] = dx * Ixx + (dy - xz) * Ixy + (dz + xy) * Ixz - yz * Iyy + (yy - zz) * Iyz + yz * Izz
+                    + az * my - ay * mz;
+            fi[1] = xz * Ixx + (dx + yz) * Ixy + (zz - xx) * Ixz + dy * Iyy + (dz - xy) * Iyz - xz * Izz
+                    - az * mx + ax * mz;
+            fi[2] = -xy * Ixx + (xx - yy) * Ixy + (dx - yz) * Ixz + xy * Iyy + (dy + xz) * Iyz + dz * Izz
+                    + ay * mx - ax * my;
+            fi[3] = -(yy + zz) * mx + (xy - dz) * my + (dy + xz) * mz + ax * m;
+            fi[4] = (dz + xy) * mx - (xx + zz) * my + (yz - dx) * mz + ay * m;
+            fi[5] = (xz - dy) * mx + (dx + yz) * my - (xx + yy) * mz + az * m;
+        }
+        /* backward: F_i = f_i + X_{i+1}^T F_{i+1} (force transform [[E, B], [0, E]]), tau_i = S_i . F_i */
+        double F[6];
+        for (int c = 0; c < 6; ++c) F[c] = f[n - 1][c];
+        for (int i = n - 1; i >= 0; --i) {
+            const double *si = screw + 6 * i;
+            tau[k * n + i] = si[0] * F[0] + si[1] * F[1] + si[2] * F[2] + si[3] * F[3] + si[4] * F[4] + si[5] * F[5];
+            if (i == 0) break;
+            const double *E = XTs[i], *B = XTs[i] + 9;
+            double G[6];
+            for (int r = 0; r < 3; ++r) {
+                G[r] = E[3 * r] * F[0] + E[3 * r + 1] * F[1] + E[3 * r + 2] * F[2]
+                     + B[3 * r] * F[3] + B[3 * r + 1] * F[4] + B[3 * r + 2] * F[5];
+                G[3 + r] = E[3 * r] * F[3] + E[3 * r + 1] * F[4] + E[3 * r + 2] * F[5];
+            }
+            for (int c = 0; c < 6; ++c) F[c] = f[i - 1][c] + G[c];
+        }
+    }
+    return 0;
 }
 
 int dynid_chain_torque(int n, const int *rotary, const double *T, const int *rowmask, const double *screw,
                        const double *crmT, const double *gravity, long N, const double *q, const double *qd,
                        const double *qdd, const double *theta, double *tau) {
-    return chain_kernel(n, rotary, T, rowmask, screw, crmT, gravity, N, q, qd, qdd, NULL, theta, tau);
+    return chain_rnea(n, rotary, T, rowmask, screw, crmT, gravity, N, q, qd, qdd, theta, tau);
 }
 
 static struct PyModuleDef kernel_module = {
