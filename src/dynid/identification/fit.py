@@ -72,8 +72,8 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
 
     ``conditioned``: ``rec`` already conditioned (by a selection that scored this cutoff); used only when
     it was conditioned with exactly the options this pass would use, else the recording is conditioned anew.
-    ``on_conditioned``: called with the conditioned recording as soon as it is known, before the regression (what
-    needs only that can start meanwhile); ``on_evaluated``: called with the conditioned recording and the model
+    ``on_conditioned``: called with the conditioned recording once its regression is built, before the solve (what
+    needs only the recording can run meanwhile, beside the single-threaded solve); ``on_evaluated``: called with the conditioned recording and the model
     torque on it as soon as that is known, before the uncertainty and the diagnoses (what needs only those — the
     REC's rows — can start meanwhile).
 
@@ -91,9 +91,9 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
             cond = condition_for(rec, plant, options, pool=pool)
     else:
         cond = condition_for(rec, plant, options)
+    reg = build_regression(cond, plant, options, progress=step)     # (its regressor kernel on every core allowed)
     if on_conditioned is not None:
         on_conditioned(cond)
-    reg = build_regression(cond, plant, options, progress=step)
     sol = solve(reg, plant, options, progress=step)
     confounded = confounding(plant, reg, sol)
     theta, status, notes, values = _complete(plant, reg, sol, confounded)

@@ -66,7 +66,8 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     progress : callable(stage, fraction), optional
         Called between stages (the command line draws a progress bar with it).
     on_conditioned : callable(conditioned), optional
-        Called once the final fit's recording is conditioned, before its regression (:func:`fit_once`).
+        Called once the final fit's recording is conditioned and its regression built, before the solve
+        (:func:`fit_once`).
     on_evaluated : callable(conditioned, model_torque), optional
         Called once the final fit's model torque is known, before its diagnoses (:func:`fit_once`). Neither is
         called by the ``irls`` estimator and the delay alignment, which fit several times.
