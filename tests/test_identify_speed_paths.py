@@ -305,3 +305,34 @@ def test_a_staging_removes_its_temporaries_and_the_folders_it_made(tmp_path):
             "s = Staging(); s.write(Path(sys.argv[1]) / 'd' / 'x.txt', b'x')")
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "keep"]
+
+
+def test_large_files_are_preallocated_written_exactly_and_a_full_disk_fails_cleanly(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from dynid import _atomic
+
+    data = np.random.default_rng(0).bytes(_atomic.PREALLOCATE + 12345)
+    calls = []
+    real = os.posix_fallocate
+    monkeypatch.setattr(os, "posix_fallocate", lambda fd, off, size: (calls.append(size), real(fd, off, size))[1])
+    _atomic.commit_files({tmp_path / "big.bin": memoryview(data), tmp_path / "small.bin": b"abc"})
+    assert (tmp_path / "big.bin").read_bytes() == data and (tmp_path / "small.bin").read_bytes() == b"abc"
+    assert calls == [len(data)]                                    # the large one only, to its exact size
+
+    def unsupported(fd, off, size):
+        raise OSError(errno.EOPNOTSUPP, "not supported")
+
+    monkeypatch.setattr(os, "posix_fallocate", unsupported)        # a file system that cannot: written anyway
+    _atomic.commit_files({tmp_path / "big2.bin": data})
+    assert (tmp_path / "big2.bin").read_bytes() == data
+
+    def full(fd, off, size):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    with pytest.raises(OSError, match="No space left"):
+        _atomic.commit_files({tmp_path / "big.bin": b"new" + data})
+    assert (tmp_path / "big.bin").read_bytes() == data              # the earlier file kept, no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin", "big2.bin", "small.bin"]

@@ -8,6 +8,7 @@ together).
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import weakref
@@ -31,6 +32,22 @@ def commit_files(files: Mapping[Path, bytes]) -> None:
         for path, data in files.items():
             staging.write(path, data)
         staging.commit()
+
+
+PREALLOCATE = 1 << 22
+"""Files of at least this many bytes get their blocks allocated before they are written (:func:`_preallocate`)."""
+
+
+def _preallocate(fd: int, size: int) -> None:
+    """Allocate ``size`` bytes of the file ``fd`` at once. A full disk then fails here, before the write, and on
+    ext4 the file is one contiguous range: replacing it later (the next run's rename) frees it in ~3 ms, where a
+    40 MB file allocated block by block on writeback took ~25 ms to free (measured with the ``discard`` mount
+    option, on the rename that replaced it). File systems that cannot preallocate just write."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as err:
+        if err.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
 
 
 def create_temporary(path: Path) -> tuple[int, str]:
@@ -80,6 +97,9 @@ class Staging:
         with self._lock:
             self._temps[path] = tmp
         with os.fdopen(fd, "wb") as fh:
+            size = memoryview(data).nbytes
+            if size >= PREALLOCATE and hasattr(os, "posix_fallocate"):
+                _preallocate(fh.fileno(), size)
             fh.write(data)
         os.chmod(tmp, self._mode)
 
