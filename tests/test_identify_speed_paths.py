@@ -60,10 +60,11 @@ def test_blocked_qr_gives_the_r_factor_of_one_qr(rng, n, dependent):
         np.testing.assert_allclose(np.abs(R), np.abs(R0), rtol=0, atol=1e-10 * np.abs(R0).max())
 
 
-def test_per_joint_factors_from_the_columns_a_joint_touches_are_factors_of_all(rng):
-    from dynid.identification.solve import _joint_factors
+@pytest.mark.parametrize("joint_major", [False, True])
+def test_per_joint_factors_from_the_columns_a_joint_touches_are_factors_of_all(rng, joint_major):
+    from dynid.identification.solve import _joint_factors, joint_rows
 
-    n, k = 9000, 10
+    n, k = 9000, 12
     W = rng.normal(size=(n, k)) * np.logspace(-2, 2, k)
     joint = rng.integers(0, 4, n)
     for j in range(3):
@@ -71,14 +72,39 @@ def test_per_joint_factors_from_the_columns_a_joint_touches_are_factors_of_all(r
     W[:, 7] = 0.0                               # a column no row touches
     joint[joint == 3] = 0
     joint[:4] = 3                               # a joint with fewer rows than columns
+    if joint_major:
+        order = np.argsort(joint, kind="stable")
+        W, joint = W[order], joint[order]
     y = rng.normal(size=n)
-    scale = np.where(np.linalg.norm(W, axis=0) > 0, np.linalg.norm(W, axis=0), 1.0)
-    F = _joint_factors(W, y, joint, 5, scale)
-    assert F.shape == (5, k + 1, k + 1) and not F[4].any()                  # joint 5 has no rows
+    columns = np.array([0, 1, 2, 3, 5, 6, 7, 8, 9, 11])  # two columns left out
+    scale = np.linalg.norm(W[:, columns], axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    rows_of = joint_rows(joint, 5)
+    assert all(isinstance(r, slice) for r in rows_of) == joint_major          # views where joint-major
+    F = _joint_factors(W, y, rows_of, columns, scale)
+    kk = columns.size
+    assert F.shape == (5, kk + 1, kk + 1) and not F[4].any()                  # joint 5 has no rows
     for j in range(4):
-        A = np.column_stack([W[joint == j] / scale, y[joint == j]])
+        A = np.column_stack([W[joint == j][:, columns] / scale, y[joint == j]])
         assert np.allclose(np.tril(F[j], -1), 0.0)
         np.testing.assert_allclose(F[j].T @ F[j], A.T @ A, rtol=0, atol=1e-12 * np.abs(A.T @ A).max())
+
+
+def test_least_squares_on_joint_major_rows_and_a_column_subset_equals_the_plain_problem(rng):
+    from dynid.identification.solve import weighted_lstsq
+
+    n, k = 6000, 9
+    W = rng.normal(size=(n, k)) * np.logspace(-1, 1, k)
+    joint = rng.integers(0, 3, n)
+    y = W @ rng.normal(size=k) + rng.normal(size=n) * np.array([0.1, 1.0, 3.0])[joint]
+    columns = np.array([0, 2, 3, 4, 6, 7, 8])
+    plain = weighted_lstsq(np.ascontiguousarray(W[:, columns]), y, joint, 3)
+    order = np.argsort(joint, kind="stable")
+    major = weighted_lstsq(W[order], y[order], joint[order], 3, columns=columns)
+    for f in ("x", "std", "scale", "weights", "r_factor"):
+        np.testing.assert_allclose(getattr(major, f), getattr(plain, f), rtol=1e-10, err_msg=f)
+    assert major.rank == plain.rank and np.isclose(major.sigma2, plain.sigma2, rtol=1e-12)
+    assert np.isclose(major.correlation_time, plain.correlation_time, rtol=1e-9)
 
 
 def test_consistent_continuation_from_the_linear_factor_matches_a_fresh_qr(run, monkeypatch):

@@ -518,7 +518,7 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     plant : Plant
         Its model must implement ``link_parameter_groups()``.
     rows : ndarray, shape (n_rows, n_params)
-        Regressor rows of the gated, decimated samples (all columns, sample-major).
+        Regressor rows of the gated, decimated samples (all columns, as the linear fit read them).
     y : ndarray, shape (n_rows,)
         Torque [N m or N] minus the payload offset and the known parameters' contribution.
     joint : ndarray of int, shape (n_rows,)

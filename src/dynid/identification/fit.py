@@ -154,7 +154,7 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
         linked = np.concatenate(groups) if groups else np.arange(plant.n_model)
         ridge = {"prior": reg.base.base_values(reg.theta_hold), "prior_mask": np.isin(indep, linked),
                  "ridge": options.prior_regularization}
-    lsq = weighted_lstsq(reg.rows[:, indep], reg.y, reg.joint, plant.n_joints, weighting=weighting, **ridge)
+    lsq = weighted_lstsq(reg.rows, reg.y, reg.joint, plant.n_joints, weighting=weighting, columns=indep, **ridge)
     theta = reg.base.to_full(lsq.x, reg.theta_hold[reg.base.dependent])
     std = np.full(plant.n_params, np.nan)
     std[indep] = lsq.std

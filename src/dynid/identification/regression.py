@@ -25,9 +25,10 @@ __all__ = ["Regression", "build_regression", "known_parameters", "default_decima
 class Regression:
     """``W θ ≈ y`` on the moving, decimated samples.
 
-    rows : (n_rows, n_params) regressor rows, sample-major (all parameter columns) ;
+    rows : (n_rows, n_params) regressor rows (all parameter columns), joint-major: each joint's rows together, in
+    sample order (the solvers read a joint's rows as a view) ;
     y : (n_rows,) torque minus the payload offset and the known parameters' torque ;
-    joint : (n_rows,) 0-based joint of each row ; known : {index: value} parameters held fixed ;
+    joint : (n_rows,) 0-based joint of each row (non-decreasing) ; known : {index: value} parameters held fixed ;
     theta_known : (n_params,) the known values, 0 elsewhere ; theta_hold : (n_params,) values of the
     parameters the data cannot identify (known, else the model's prior, else 0) ;
     base : structural base parameters (known ones excluded) ; decimation : fit on every k-th sample
@@ -89,10 +90,17 @@ def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, 
     for i, v in known.items():
         theta_known[i] = v
     mask = cond.moving[fit]
-    joint = np.nonzero(mask)[1]
-    rows = Y[mask]                                                          # (n_rows, P), sample-major
+    counts = np.count_nonzero(mask, axis=0)
+    joint = np.repeat(np.arange(plant.n_joints), counts)
+    rows = np.empty((int(counts.sum()), Y.shape[2]))                        # (n_rows, P), joint-major
+    edges = np.concatenate([[0], np.cumsum(counts)])
+    for j in range(plant.n_joints):                                         # per joint, not per sample
+        np.compress(mask[:, j], Y[:, j], axis=0, out=rows[edges[j]:edges[j + 1]])
     del Y
-    y = cond.tau[fit][mask] - off[mask] - rows @ theta_known
+    y = (cond.tau[fit] - off).T[mask.T]
+    if known:
+        idx = np.fromiter(known, dtype=int)
+        y -= rows[:, idx] @ theta_known[idx]
     # parameters the data cannot identify are held at the model's prior (e.g. a URDF's values), else 0,
     # so the full parameter set stays physical while reproducing the same torques
     theta_hold = theta_known.copy()

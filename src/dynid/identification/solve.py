@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ConfigError, IdentifiabilityError
 from ..signal.conditioning import fft_length
 
-__all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time"]
+__all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time", "joint_rows"]
 
 WEIGHTINGS = ("residual_std", "torque_std", "none")
 
@@ -143,24 +143,32 @@ def tall_r_factor(A: np.ndarray) -> np.ndarray:
     return np.linalg.qr(np.concatenate([head.reshape(-1, k), A[nb * QR_BLOCK:]]), mode="r")
 
 
-def _joint_factors(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: int,
+def joint_rows(joint: np.ndarray, n_joints: int) -> list[slice | np.ndarray]:
+    """Each joint's rows of a stacked regression: slices where the rows are joint-major (each joint's rows
+    together, as :func:`~dynid.identification.regression.build_regression` stacks them: no copies), else masks."""
+    if joint.size < 2 or np.all(joint[1:] >= joint[:-1]):
+        edges = np.searchsorted(joint, np.arange(n_joints + 1))
+        return [slice(int(edges[j]), int(edges[j + 1])) for j in range(n_joints)]
+    return [joint == j for j in range(n_joints)]
+
+
+def _joint_factors(W: np.ndarray, y: np.ndarray, rows_of: list, columns: np.ndarray,
                    col_scale: np.ndarray) -> np.ndarray:
-    """Per joint, the R factor ``(k+1, k+1)`` of its rows ``[W_j diag(1/col_scale) | y_j]`` (zero rows where a
-    joint has fewer rows than that, and where its rows have a zero column): every per-joint weighting of the
-    least squares is then a QR of the stacked, weighted factors — one pass over the tall matrix for all the
+    """Per joint, the R factor ``(k+1, k+1)`` of its rows ``[W_j[:, columns] diag(1/col_scale) | y_j]`` (zero rows
+    where a joint has fewer rows than that, and where its rows have a zero column): every per-joint weighting of
+    the least squares is then a QR of the stacked, weighted factors — one pass over the tall matrix for all the
     solves, one joint's rows at a time."""
-    k = W.shape[1]
-    F = np.zeros((n_joints, k + 1, k + 1))
-    for j in range(n_joints):  # per joint (a handful), not per sample
-        rows = joint == j
-        if not rows.any():
-            continue
+    k = columns.size
+    F = np.zeros((len(rows_of), k + 1, k + 1))
+    for j, rows in enumerate(rows_of):  # per joint (a handful), not per sample
         Wj = W[rows]
+        if Wj.shape[0] == 0:
+            continue
         # only the columns this joint's rows touch (a serial arm's joint j: the links from j on, its own friction):
         # the factor of those, with zero rows and columns where the others are, is a factor of all of them
-        cols = np.append(np.flatnonzero(np.any(Wj != 0, axis=0)), k)
+        cols = np.append(np.flatnonzero(np.any(Wj != 0, axis=0)[columns]), k)
         Ab = np.empty((Wj.shape[0], cols.size))
-        np.divide(Wj[:, cols[:-1]], col_scale[None, cols[:-1]], out=Ab[:, :-1])
+        np.divide(Wj[:, columns[cols[:-1]]], col_scale[None, cols[:-1]], out=Ab[:, :-1])
         Ab[:, -1] = y[rows]
         R = tall_r_factor(Ab)
         F[j][np.ix_(cols[: R.shape[0]], cols)] = R
@@ -196,13 +204,15 @@ def _solve(F: np.ndarray, weights: np.ndarray, n_rows: int, rtol: float | None, 
 
 def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: int, *,
                    weighting: str = "residual_std", rtol: float | None = None, prior: np.ndarray | None = None,
-                   prior_mask: np.ndarray | None = None, ridge: float = 0.0) -> LeastSquares:
+                   prior_mask: np.ndarray | None = None, ridge: float = 0.0,
+                   columns: np.ndarray | None = None) -> LeastSquares:
     """Solve ``W x ≈ y`` with per-joint row weights.
 
     Parameters
     ----------
     W : ndarray, shape (n_rows, k)
-        Stacked regressor rows (only the gated samples).
+        Stacked regressor rows (only the gated samples); joint-major rows are read without copies
+        (:func:`joint_rows`).
     y : ndarray, shape (n_rows,)
         Torques [N m or N] minus known contributions.
     joint : ndarray of int, shape (n_rows,)
@@ -215,6 +225,8 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         Regularisation toward ``prior`` ``(k,)`` on the columns ``prior_mask``: rows
         ``ridge · s_max · (z - z_prior)`` appended in unit-column coordinates (``s_max`` the largest singular
         value of the weighted, unit-column regressor).
+    columns : ndarray of int, optional
+        Solve on these columns of ``W`` only (``W[:, columns]`` without copying it; ``k`` is then their number).
 
     Raises
     ------
@@ -223,12 +235,19 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     """
     if weighting not in WEIGHTINGS:
         raise ConfigError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
-    n_rows, k = W.shape
+    columns = np.arange(W.shape[1]) if columns is None else np.asarray(columns, dtype=int)
+    n_rows, k = W.shape[0], columns.size
     if n_rows <= k:
         raise IdentifiabilityError(f"{n_rows} usable torque samples for {k} parameters",
                                    hint="record longer or move faster so more samples pass the velocity threshold")
-    scale = np.linalg.norm(W, axis=0)
+    scale = np.sqrt(np.einsum("ij,ij->j", W, W))[columns]
     scale[scale == 0] = 1.0
+    rows_of = joint_rows(joint, n_joints)
+
+    def predicted(x: np.ndarray) -> np.ndarray:         # W[:, columns] @ x
+        full = np.zeros(W.shape[1])
+        full[columns] = x
+        return W @ full
 
     def joint_std(v: np.ndarray) -> np.ndarray:
         cnt = np.bincount(joint, minlength=n_joints).astype(float)
@@ -236,7 +255,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         var = np.bincount(joint, (v - mean[joint]) ** 2, minlength=n_joints) / np.maximum(cnt - 1, 1)
         return np.sqrt(var)
 
-    F = _joint_factors(W, y, joint, n_joints, scale)
+    F = _joint_factors(W, y, rows_of, columns, scale)
     w = np.ones(n_joints)
     z0, _, _, _, R_unweighted = _solve(F, w, n_rows, rtol)
     R_unweighted = R_unweighted[:k, :k]
@@ -244,7 +263,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
         s = joint_std(y)
         w = 1.0 / np.where(s > 0, s, 1.0)
     elif weighting == "residual_std" and n_joints > 1:
-        s = joint_std(y - W @ (z0 / scale))
+        s = joint_std(y - predicted(z0 / scale))
         pos = s[s > 0]
         floor = 1e-6 * (pos.max() if pos.size else 1.0)
         w = 1.0 / np.maximum(s, floor)
@@ -265,11 +284,11 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
                                    hint="check that the joints move and the torques are not all zero")
     excited = np.zeros(k, dtype=bool)
     excited[piv[:r]] = True
-    res = (y - W @ (z / scale)) * wr
+    res = (y - predicted(z / scale)) * wr
     dof = max(n_rows - r, 1)
     sigma2 = float(res @ res / dof)
     counts = np.bincount(joint, minlength=n_joints)
-    taus = np.array([autocorrelation_time(res[joint == j]) if counts[j] else 1.0 for j in range(n_joints)])
+    taus = np.array([autocorrelation_time(res[rows]) if counts[j] else 1.0 for j, rows in enumerate(rows_of)])
     corr_time = float(np.sum(taus * counts) / max(counts.sum(), 1))
     Rinv = _upper_solve(R, np.eye(r))
     sel = piv[:r]
@@ -287,5 +306,3 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     return LeastSquares(x=z / scale, std=std, excited=excited, rank=r, condition_number=cond,
                         condition_number_scaled=cond_scaled, weights=w, sigma2=sigma2, correlation_time=corr_time,
                         cov=cov, scale=scale, r_factor=R_raw, weighted_factor=factor)
-
-
