@@ -268,16 +268,27 @@ def _temporaries(folder):
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
 
 
-def test_a_rec_staged_during_the_fit_is_renamed_in_by_write_and_is_the_same_file(run, tmp_path):
+@pytest.mark.parametrize("mapped", [True, False])
+def test_a_rec_staged_during_the_fit_is_renamed_in_by_write_and_is_the_same_file(run, tmp_path, monkeypatch, mapped):
+    from dynid._atomic import Staging
+    from dynid.io import outputs
+
     plant, rec = run
     kw = dict(friction="viscous+coulomb", cutoff=None, regularize=0.0)
     out = tmp_path / "out"
     out.mkdir()
     (out / "IDNT1.REC").write_bytes(b"the previous run's REC\n")
+    calls = []
+    real_begin, real_mapped = outputs.begin_staged_rec, Staging.mapped
+    monkeypatch.setattr(outputs, "begin_staged_rec", lambda *a: (calls.append("begin"), real_begin(*a))[1])
+    if not mapped:   # a file system that cannot preallocate: formatted in memory, then written
+        monkeypatch.setattr(Staging, "mapped", lambda self, path, size: (calls.append("unmapped"),
+                                                                          real_mapped(self, path, size), None)[2])
     est = Identifier(plant.model, threads=2, **kw).fit(rec, out_dir=out)
     est._rec_rows[2].result()                                        # (the REC is written on the second thread)
     assert len(_temporaries(out)) == 1                               # written under a temporary name ...
     assert (out / "IDNT1.REC").read_bytes() == b"the previous run's REC\n"   # ... the earlier output untouched
+    assert calls == (["begin"] if mapped else ["begin", "unmapped"])
     staged = est.write(out, report=False)
     assert _temporaries(out) == [] and sorted(p.name for p in out.iterdir()) == sorted(staged)
     plain = Identifier(plant.model, threads=1, **kw).fit(rec).write(tmp_path / "plain", report=False)
@@ -309,6 +320,24 @@ def test_a_staged_rec_not_taken_leaves_no_temporary(run, tmp_path):
 
     gc.collect()
     assert list(there.iterdir()) == []
+
+
+def test_a_fit_failing_after_its_rec_was_begun_leaves_no_temporary(run, tmp_path, monkeypatch):
+    plant, rec = run
+    est = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=2)
+    begun = []
+
+    def solve_fails(*a, **k):                   # the REC's file was begun when the regression was built
+        begun.append(est._rec_start[1].result())
+        raise RuntimeError("solver broke")
+
+    monkeypatch.setattr(fit_module, "solve", solve_fails)
+    with pytest.raises(RuntimeError, match="solver broke"):
+        est.fit(rec, out_dir=tmp_path)
+    assert type(begun[0]).__name__ == "BegunRec" and len(_temporaries(tmp_path)) == 1
+    monkeypatch.undo()
+    est.fit(rec)                                # the next fit drops it
+    assert _temporaries(tmp_path) == []
 
 
 def test_a_staging_removes_its_temporaries_and_the_folders_it_made(tmp_path):

@@ -9,6 +9,7 @@ together).
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 import threading
 import weakref
@@ -38,25 +39,27 @@ PREALLOCATE = 1 << 22
 """Files of at least this many bytes get their blocks allocated before they are written (:func:`_preallocate`)."""
 
 
-def _preallocate(fd: int, size: int) -> None:
-    """Allocate ``size`` bytes of the file ``fd`` at once. A full disk then fails here, before the write, and on
-    ext4 the file is one contiguous range: replacing it later (the next run's rename) frees it in ~3 ms, where a
-    40 MB file allocated block by block on writeback took ~25 ms to free (measured with the ``discard`` mount
-    option, on the rename that replaced it). File systems that cannot preallocate just write."""
+def _preallocate(fd: int, size: int) -> bool:
+    """Allocate ``size`` bytes of the file ``fd`` at once (False: the file system cannot). A full disk then fails
+    here, before the write, and on ext4 the file is one contiguous range: replacing it later (the next run's
+    rename) frees it in ~3 ms, where a 40 MB file allocated block by block on writeback took ~25 ms to free
+    (measured with the ``discard`` mount option, on the rename that replaced it)."""
     try:
         os.posix_fallocate(fd, 0, size)
     except OSError as err:
         if err.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
             raise
+        return False
+    return True
 
 
 def create_temporary(path: Path) -> tuple[int, str]:
-    """A new file ``.<name>.<random>.tmp`` beside ``path``, opened for writing (mode 0600, as
+    """A new file ``.<name>.<random>.tmp`` beside ``path``, opened for reading and writing (mode 0600, as
     :func:`tempfile.mkstemp` creates it; that module's import costs more than this)."""
     for _ in range(100):
         tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), tmp
+            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), tmp
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name beside {path}")
@@ -88,11 +91,7 @@ class Staging:
     def write(self, path: str | os.PathLike, data) -> None:
         """Write ``data`` (bytes-like) to a temporary file beside ``path`` (creating its folder)."""
         path = Path(path)
-        if not path.parent.is_dir():
-            missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with self._lock:
-                self._made.extend(reversed(missing))
+        self._make_folder(path)
         fd, tmp = create_temporary(path)
         with self._lock:
             self._temps[path] = tmp
@@ -103,10 +102,38 @@ class Staging:
             fh.write(data)
         os.chmod(tmp, self._mode)
 
+    def mapped(self, path: str | os.PathLike, size: int) -> mmap.mmap | None:
+        """A temporary file beside ``path`` of ``size`` bytes, its blocks allocated, mapped for writing (to be filled
+        in place — by a formatter, say — and closed by the caller before :meth:`commit`). None where the file system
+        cannot preallocate: a mapped file without allocated blocks would end the process (SIGBUS), not raise, when
+        the disk fills up; :meth:`write` the content instead there."""
+        path = Path(path)
+        self._make_folder(path)
+        fd, tmp = create_temporary(path)
+        with self._lock:
+            self._temps[path] = tmp
+        try:
+            if hasattr(os, "posix_fallocate") and _preallocate(fd, size):
+                os.chmod(tmp, self._mode)
+                return mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        with self._lock:
+            del self._temps[path]
+        os.unlink(tmp)
+        return None
+
     def holds(self, path: str | os.PathLike) -> bool:
         """Whether ``path`` is written and not yet committed."""
         with self._lock:
             return Path(path) in self._temps
+
+    def _make_folder(self, path: Path) -> None:
+        if not path.parent.is_dir():
+            missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock:
+                self._made.extend(reversed(missing))
 
     def commit(self, order: Sequence[str | os.PathLike] | None = None) -> None:
         """Rename every written file to its name (``order``: these paths first, in this order)."""

@@ -294,14 +294,21 @@ class Identifier:
 
     def _start_rec(self, cond) -> None:
         """Format the REC's recorded signals of the final fit on a second thread while the model is fitted (with
-        more than one thread allowed); :meth:`_prepare_rec` adds the model's."""
+        more than one thread allowed): with the ``out_dir`` of :meth:`fit` into the REC's temporary file there
+        (:func:`~dynid.io.outputs.begin_staged_rec`), else into memory; :meth:`_prepare_rec` adds the model's."""
         self._rec_start = None
         if num_threads() < 2:
             return
+        target = getattr(self, "_rec_target", None)
 
         def rows():
-            from ..io.outputs import rec_rows_start     # (its imports, too, on that thread)
+            from ..io.outputs import begin_staged_rec, rec_rows_start     # (its imports, too, on that thread)
 
+            if target is not None:
+                out_dir, group, element, model = target
+                begun = begin_staged_rec(out_dir, group, element, model, cond)
+                if begun is not None:
+                    return begun
             return rec_rows_start(cond)
 
         self._rec_start = (cond, in_background(rows))
@@ -314,12 +321,17 @@ class Identifier:
         start, self._rec_start = getattr(self, "_rec_start", None), None
         if num_threads() < 2:
             return
-        from ..io.outputs import rec_rows_of, stage_rec
+        from ..io.outputs import BegunRec, finish_staged_rec, rec_rows_of, stage_rec
 
         target = getattr(self, "_rec_target", None)
 
         def rows():
-            began = start[1].result() if start is not None and start[0] is cond else None
+            began = start[1].result() if start is not None else None
+            if began is not None and start[0] is not cond:          # (begun for another fit: not this REC)
+                _drop_begun(began)
+                began = None
+            if isinstance(began, BegunRec):
+                return finish_staged_rec(began, cond, tcmd)
             formatted = rec_rows_of(cond, tcmd, threads=1, started=began)
             if target is None:
                 return formatted
@@ -344,14 +356,18 @@ class Identifier:
 
     def _forget_rec(self) -> None:
         """Drop what :meth:`_start_rec`/:meth:`_prepare_rec` began (a staged REC's temporary removed)."""
-        pending, self._rec_rows, self._rec_start = getattr(self, "_rec_rows", None), None, None
+        pending, self._rec_rows = getattr(self, "_rec_rows", None), None
+        start, self._rec_start = getattr(self, "_rec_start", None), None
         if pending is not None:
             _discard_staged(pending[2])
+        if start is not None:
+            _discard_staged(start[1])
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_rec_rows", None)        # a thread's result, not part of the estimator
         state.pop("_rec_start", None)
+        state.pop("_rec_target", None)      # (where the last fit's outputs were to go)
         return state
 
     def predict(self, recording: Recording | str | os.PathLike) -> Prediction:
@@ -403,15 +419,25 @@ class Identifier:
         return dict(self.config or {})
 
 
+def _drop_begun(result) -> None:
+    """Remove a REC a job staged or began (a :class:`~dynid.io.outputs.StagedRec` or
+    :class:`~dynid.io.outputs.BegunRec`); rows in memory are left to the collector."""
+    mapped = getattr(result, "mapped", None)
+    if mapped is not None:
+        mapped.close()
+    staging = getattr(result, "staging", None)
+    if staging is not None:
+        staging.discard()
+
+
 def _discard_staged(job) -> None:
-    """Once ``job`` (a :meth:`Identifier._prepare_rec` job) is done: remove the REC it staged, if it did."""
+    """Once ``job`` (a :meth:`Identifier._start_rec` or :meth:`Identifier._prepare_rec` job) is done: remove the
+    REC it staged or began, if it did."""
     def drop(done) -> None:
         try:
-            staged = done.result()
+            result = done.result()
         except BaseException:
             return
-        staging = getattr(staged, "staging", None)
-        if staging is not None:
-            staging.discard()
+        _drop_begun(result)
 
     job.add_done_callback(drop)

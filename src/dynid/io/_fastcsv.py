@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["format_rows", "DIGITS"]
+__all__ = ["format_rows", "format_columns_into", "formatter_available", "DIGITS"]
 
 DIGITS = 8  # digits after the point: 9 significant digits (the mantissa fits an int32)
 with np.errstate(over="ignore"):
@@ -192,6 +192,11 @@ def _write_special_cell(x: float, cell: np.ndarray) -> None:
 _LONG = np.dtype(f"i{ctypes.sizeof(ctypes.c_long)}")
 _KERNEL_TABLES = tuple(t.ctypes.data for t in (_LEAD, _HI4, _LO4_W0, _LO4_W1, _TAIL)) + (
     _EXP10.ctypes.data, _NEXT10.ctypes.data, _POW10.ctypes.data)
+
+
+def formatter_available() -> bool:
+    """True when the compiled cell formatter is built and enabled (:func:`format_columns_into` needs it)."""
+    return _kernel() is not None
 
 
 @lru_cache(maxsize=1)

@@ -23,9 +23,10 @@ from .._json import jsonable
 from ..fitted import RESULT_FILE, FittedModel
 from ..units import force_unit, position_unit, velocity_unit
 from .prg import PrgContent, format_prg, prg_unit
-from .rec import finish_rec_rows, format_rec, format_rec_rows, start_rec_rows
+from ._fastcsv import formatter_available
+from .rec import finish_rec_rows, format_rec, format_rec_rows, rec_head, rec_rows_size, start_rec_rows
 
-__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "write_run", "write_outputs"]
+__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "BegunRec", "begin_staged_rec", "finish_staged_rec", "write_run", "write_outputs"]
 
 
 def run_model(ident, *, element: str | None = None, group: int = 1, source: Mapping[str, Any] | None = None,
@@ -218,6 +219,59 @@ class StagedRec:
     header: dict
     cond: Any
     tcmd: np.ndarray
+
+
+@dataclass(frozen=True)
+class BegunRec:
+    """A REC being formatted in place in its mapped temporary file (:func:`begin_staged_rec`)."""
+
+    staging: Staging
+    path: Path
+    header: dict
+    mapped: mmap.mmap
+    offset: int
+
+
+def begin_staged_rec(out_dir: str | Path, group: int, element: str, dyn, cond) -> BegunRec | None:
+    """The REC of the conditioned signals ``cond`` begun in ``out_dir``: a temporary file of its final size (the
+    cells have a fixed width), its blocks allocated and mapped, the header and the recorded signals formatted into
+    it; :func:`finish_staged_rec` adds the model's. The rows are formatted where the file's pages are, without a
+    buffer to copy from. None where that cannot be (no compiled formatter, a file system that cannot preallocate):
+    :func:`stage_rec` then."""
+    if not formatter_available():
+        return None
+    staging = Staging()
+    path = Path(os.path.abspath(out_dir)) / f"IDNT{group}.REC"
+    header = _rec_header(element, dyn, cond)
+    head = rec_head(cond.n_joints, header)
+    try:
+        mapped = staging.mapped(path, len(head) + rec_rows_size(cond.data_length, cond.n_joints))
+        if mapped is None:
+            staging.discard()
+            return None
+        try:
+            mapped[: len(head)] = head
+            start_rec_rows(cond.t, _recorded_channels(cond), into=mapped, offset=len(head))
+        except BaseException:
+            mapped.close()
+            raise
+    except BaseException:
+        staging.discard()
+        raise
+    return BegunRec(staging, path, header, mapped, len(head))
+
+
+def finish_staged_rec(begun: BegunRec, cond, tcmd: np.ndarray) -> StagedRec:
+    """:func:`begin_staged_rec`'s REC with the model torque ``tcmd`` formatted in, its mapping closed: the bytes
+    :func:`write_run` would write, staged for it."""
+    try:
+        finish_rec_rows(begun.mapped, _model_channels(cond, tcmd), offset=begun.offset)
+    except BaseException:
+        begun.staging.discard()
+        raise
+    finally:
+        begun.mapped.close()
+    return StagedRec(begun.staging, begun.path, begun.header, cond, tcmd)
 
 
 def stage_rec(out_dir: str | Path, group: int, element: str, dyn, cond, tcmd: np.ndarray, *,

@@ -18,7 +18,7 @@ from ..errors import FileFormatError
 from ._fastcsv import format_columns_into, format_rows
 
 __all__ = ["SIGNALS", "MODEL_SIGNALS", "format_rec", "format_rec_rows", "start_rec_rows", "finish_rec_rows", "read_rec",
-           "REC_HEADROOM"]
+           "REC_HEADROOM", "rec_rows_size", "rec_head"]
 
 SIGNALS = ("tfbRaw", "pfbRaw", "tfb", "pfb", "vfb", "afb", "tcmd", "te")
 MODEL_SIGNALS = ("tcmd", "te")
@@ -43,15 +43,21 @@ def _rec_matrix(t: np.ndarray, channels: Mapping[str, np.ndarray]) -> np.ndarray
     return data
 
 
-def _format_signals(rows, channels: Mapping[str, np.ndarray], n: int) -> None:
-    """The cells of the signals in ``channels`` (some of :data:`SIGNALS`) into the REC rows after the headroom."""
+def _format_signals(rows, channels: Mapping[str, np.ndarray], n: int, offset: int = REC_HEADROOM) -> None:
+    """The cells of the signals in ``channels`` (some of :data:`SIGNALS`) into the REC rows starting at ``offset``."""
     for k, s in enumerate(SIGNALS):
         if s in channels:
-            format_columns_into(rows, REC_HEADROOM, channels[s], _cells(k, n), 1 + len(SIGNALS) * n)
+            format_columns_into(rows, offset, channels[s], _cells(k, n), 1 + len(SIGNALS) * n)
 
 
-def _rec_head(channels: Mapping[str, np.ndarray], header: Mapping[str, Any]) -> bytes:
-    n = next(iter(channels.values())).shape[1]
+def rec_rows_size(n_rows: int, n_joints: int) -> int:
+    """Bytes of a REC's rows (every cell 16 bytes: the formatter's fixed width)."""
+    return 16 * n_rows * (1 + len(SIGNALS) * n_joints)
+
+
+def rec_head(channels: Mapping[str, np.ndarray] | int, header: Mapping[str, Any]) -> bytes:
+    """The REC's two header lines (``channels``: the signals, or the number of joints)."""
+    n = channels if isinstance(channels, int) else next(iter(channels.values())).shape[1]
     names = ["t"] + [f"{s}{j + 1}" for j in range(n) for s in SIGNALS]
     return ("# " + json.dumps(header, separators=(",", ":")) + "\n" + ",".join(names) + "\n").encode()
 
@@ -62,25 +68,29 @@ def format_rec_rows(t: np.ndarray, channels: Mapping[str, np.ndarray], *, thread
     return format_rows(_rec_matrix(t, channels), prefix=bytes(REC_HEADROOM), threads=threads)
 
 
-def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray]) -> mmap.mmap | None:
+def start_rec_rows(t: np.ndarray, recorded: Mapping[str, np.ndarray], *, into=None,
+                   offset: int = REC_HEADROOM) -> mmap.mmap | None:
     """:func:`format_rec_rows` in two steps, the first before the model is identified: the cells of ``t`` and of
     the recorded signals (every one of :data:`SIGNALS` but :data:`MODEL_SIGNALS`) written, the model's left for
-    :func:`finish_rec_rows`. None where the compiled formatter is not built (:func:`format_rec_rows` then)."""
+    :func:`finish_rec_rows`. ``into``: a writable buffer of ``offset + rec_rows_size(...)`` bytes to format the rows
+    into from ``offset`` (a mapped file, say), else a new anonymous mapping after ``REC_HEADROOM`` free bytes.
+    None where the compiled formatter is not built (:func:`format_rec_rows` then)."""
     n = next(iter(recorded.values())).shape[1]
     width = 1 + len(SIGNALS) * n
     # an anonymous mapping, not a bytearray: its pages are zero when first written, not filled while holding the
     # interpreter lock (tens of MB: a bytearray stalls the thread that fits the model meanwhile)
-    rows = mmap.mmap(-1, REC_HEADROOM + 16 * t.shape[0] * width)
-    if not format_columns_into(rows, REC_HEADROOM, np.asarray(t, dtype=float)[:, None], [0], width):
+    rows = mmap.mmap(-1, offset + rec_rows_size(t.shape[0], n)) if into is None else into
+    if not format_columns_into(rows, offset, np.asarray(t, dtype=float)[:, None], [0], width):
         return None
-    _format_signals(rows, {s: v for s, v in recorded.items() if s not in MODEL_SIGNALS}, n)
+    _format_signals(rows, {s: v for s, v in recorded.items() if s not in MODEL_SIGNALS}, n, offset)
     return rows
 
 
-def finish_rec_rows(rows: mmap.mmap, model: Mapping[str, np.ndarray]) -> mmap.mmap:
-    """The rows begun by :func:`start_rec_rows`, with the model's signals (:data:`MODEL_SIGNALS`) written in: the
-    same bytes as :func:`format_rec_rows` of all of them."""
-    _format_signals(rows, {s: v for s, v in model.items() if s in MODEL_SIGNALS}, next(iter(model.values())).shape[1])
+def finish_rec_rows(rows, model: Mapping[str, np.ndarray], *, offset: int = REC_HEADROOM):
+    """The rows begun by :func:`start_rec_rows` (at ``offset``), with the model's signals (:data:`MODEL_SIGNALS`)
+    written in: the same bytes as :func:`format_rec_rows` of all of them."""
+    _format_signals(rows, {s: v for s, v in model.items() if s in MODEL_SIGNALS}, next(iter(model.values())).shape[1],
+                    offset)
     return rows
 
 
@@ -97,7 +107,7 @@ def format_rec(t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mappin
         The same ``t`` and ``channels`` already formatted by :func:`format_rec_rows` (say on another thread
         while the identification finished); the header is written into its free bytes, so it is used once.
     """
-    head = _rec_head(channels, header)
+    head = rec_head(channels, header)
     if rows is None:
         return format_rows(_rec_matrix(t, channels), prefix=head)
     start = REC_HEADROOM - len(head)
