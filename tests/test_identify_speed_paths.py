@@ -144,19 +144,19 @@ def test_selection_on_two_threads_walks_and_scores_as_on_one(run):
 def test_rec_rows_formatted_during_the_fit_give_the_same_files(run, tmp_path):
     plant, rec = run
     est = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0).fit(rec)
-    assert est._rec_rows is not None                                 # formatted on a second thread ...
+    assert est._rec.wait() is not None                               # formatted on a second thread ...
     a = est.write(tmp_path / "a", report=False)
-    assert est._rec_rows is None                                     # ... used once, then dropped
+    assert est._rec.wait() is None                                   # ... used once, then dropped
     b = est.write(tmp_path / "b", report=False)                      # formatted in write_run
     one = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=1).fit(rec)
-    assert one._rec_rows is None
+    assert one._rec.wait() is None
     c = one.write(tmp_path / "c", report=False)
     rec_a, rec_b, rec_c = (d["IDNT1.REC"].read_bytes() for d in (a, b, c))
     assert rec_a == rec_b == rec_c
     assert rec_a.startswith(b"# {") and rec_a.count(b"\n") == est.result_.cond.data_length + 2
-    est._prepare_rec(est.result_.cond, est.result_.tcmd)
+    est._rec.finish(est.result_.cond, est.result_.tcmd)
     state = est.__getstate__()                                       # the thread's result is not pickled
-    assert "_rec_rows" not in state and state["model_"] is est.model_
+    assert "_rec" not in state and state["model_"] is est.model_
     assert pickle.loads(pickle.dumps(Identifier("rotary1", threads=2))).threads == 2
 
 
@@ -285,7 +285,7 @@ def test_a_rec_staged_during_the_fit_is_renamed_in_by_write_and_is_the_same_file
         monkeypatch.setattr(Staging, "mapped", lambda self, path, size: (calls.append("unmapped"),
                                                                           real_mapped(self, path, size), None)[2])
     est = Identifier(plant.model, threads=2, **kw).fit(rec, out_dir=out)
-    est._rec_rows[2].result()                                        # (the REC is written on the second thread)
+    est._rec.wait()                                                  # (the REC is written on the second thread)
     assert len(_temporaries(out)) == 1                               # written under a temporary name ...
     assert (out / "IDNT1.REC").read_bytes() == b"the previous run's REC\n"   # ... the earlier output untouched
     assert calls == (["begin"] if mapped else ["begin", "unmapped"])
@@ -309,12 +309,12 @@ def test_a_staged_rec_not_taken_leaves_no_temporary(run, tmp_path):
     assert _temporaries(elsewhere) == [] and written["IDNT1.REC"].read_bytes().count(b"\n") == est.result_.cond.data_length + 2
     there.mkdir()
     est.fit(rec, out_dir=there)
-    est._rec_rows[2].result()
+    est._rec.wait()
     assert len(_temporaries(there)) == 1
     est.fit(rec)                                                     # fitted again without writing: removed
     assert _temporaries(there) == []
     est.fit(rec, out_dir=there)
-    est._rec_rows[2].result()
+    est._rec.wait()
     del est                                                          # never written: removed when collected
     import gc
 
@@ -328,7 +328,7 @@ def test_a_fit_failing_after_its_rec_was_begun_leaves_no_temporary(run, tmp_path
     begun = []
 
     def solve_fails(*a, **k):                   # the REC's file was begun when the regression was built
-        begun.append(est._rec_start[1].result())
+        begun.append(est._rec._begun[1].result())
         raise RuntimeError("solver broke")
 
     monkeypatch.setattr(fit_module, "solve", solve_fails)

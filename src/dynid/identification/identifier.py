@@ -29,7 +29,7 @@ from ..fitted import FittedModel, Prediction, default_element, load
 from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
-from ..threads import in_background, limit_threads, num_threads
+from ..threads import limit_threads
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
@@ -237,7 +237,7 @@ class Identifier:
         A failed softMC rule is a result (``metrics_["success"]`` is False), not an exception.
 
         ``out_dir``: the folder :meth:`write` will be given, if known. With two threads allowed, the REC (tens of MB
-        for a long recording) is then written there under a temporary name while the diagnoses run, and
+        for a long recording) is then written there under a temporary name during the fit, and
         :meth:`write` to that folder renames it in with the other outputs; nothing appears under an output's name
         before :meth:`write`, and a temporary :meth:`write` does not take is removed (at the next :meth:`fit`, or
         when the estimator is collected or the process ends).
@@ -255,10 +255,13 @@ class Identifier:
             return self._fit(recording, progress, out_dir)
 
     def _fit(self, recording, progress, out_dir=None) -> "Identifier":
+        from ..io.outputs import RecAhead
+
         options = self.options()
         self.payload_ = None
-        self._forget_rec()
-        self._rec_target = None
+        if getattr(self, "_rec", None) is not None:
+            self._rec.drop()                        # (the last fit's REC, not written)
+        self._rec = RecAhead()
         if self.payload_of is not None:
             from .payload import identify_payload
 
@@ -279,95 +282,22 @@ class Identifier:
         else:
             model = self.build_model()
             if out_dir is not None:             # the REC's folder, name and header (checked again by write_run)
-                self._rec_target = (out_dir, self.group, self.element or default_element(model), model)
+                self._rec.target = (out_dir, self.group, self.element or default_element(model), model)
             if not isinstance(recording, Recording):
                 analyse_ahead(Plant(model), options)    # (model-only work of the selection, while the file is read)
             rec = self.read(recording, model)
             self._check_cutoff(rec)
-            self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._start_rec,
-                                    on_evaluated=self._prepare_rec)
+            self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._rec.start,
+                                    on_evaluated=self._rec.finish)
             element = self.element or self.result_.model.element
             extra = {}
         self.model_ = self.result_.model.with_info(element=element, group=self.group, **extra)
         self.metrics_ = self.model_.metrics
         return self
 
-    def _start_rec(self, cond) -> None:
-        """Format the REC's recorded signals of the final fit on a second thread while the model is fitted (with
-        more than one thread allowed): with the ``out_dir`` of :meth:`fit` into the REC's temporary file there
-        (:func:`~dynid.io.outputs.begin_staged_rec`), else into memory; :meth:`_prepare_rec` adds the model's."""
-        self._rec_start = None
-        if num_threads() < 2:
-            return
-        target = getattr(self, "_rec_target", None)
-
-        def rows():
-            from ..io.outputs import begin_staged_rec, rec_rows_start     # (its imports, too, on that thread)
-
-            if target is not None:
-                out_dir, group, element, model = target
-                begun = begin_staged_rec(out_dir, group, element, model, cond)
-                if begun is not None:
-                    return begun
-            return rec_rows_start(cond)
-
-        self._rec_start = (cond, in_background(rows))
-
-    def _prepare_rec(self, cond, tcmd) -> None:
-        """Format the REC's rows of the final fit on a second thread while its diagnoses run (for :meth:`write`;
-        with more than one thread allowed): the model's signals into the rows :meth:`_start_rec` began, else all;
-        with the ``out_dir`` of :meth:`fit`, the REC written there too (:func:`~dynid.io.outputs.stage_rec`).
-        Kept until :meth:`write` or the next :meth:`fit`."""
-        start, self._rec_start = getattr(self, "_rec_start", None), None
-        if num_threads() < 2:
-            return
-        from ..io.outputs import BegunRec, finish_staged_rec, rec_rows_of, stage_rec
-
-        target = getattr(self, "_rec_target", None)
-
-        def rows():
-            began = start[1].result() if start is not None else None
-            if began is not None and start[0] is not cond:          # (begun for another fit: not this REC)
-                _drop_begun(began)
-                began = None
-            if isinstance(began, BegunRec):
-                return finish_staged_rec(began, cond, tcmd)
-            formatted = rec_rows_of(cond, tcmd, threads=1, started=began)
-            if target is None:
-                return formatted
-            out_dir, group, element, model = target
-            return stage_rec(out_dir, group, element, model, cond, tcmd, rows=formatted)
-
-        self._rec_rows = (cond, tcmd, in_background(rows))
-
-    def _take_rec_rows(self):
-        """The REC rows formatted during :meth:`fit` for the current result, or the REC staged then
-        (:class:`~dynid.io.outputs.StagedRec`); None: none, or they failed."""
-        pending, self._rec_rows = getattr(self, "_rec_rows", None), None
-        if pending is None:
-            return None
-        if pending[0] is not self.result_.cond or pending[1] is not self.result_.tcmd:
-            _discard_staged(pending[2])
-            return None
-        try:
-            return pending[2].result()
-        except Exception:           # formatted again by write_run, where an error is reported as usual
-            return None
-
-    def _forget_rec(self) -> None:
-        """Drop what :meth:`_start_rec`/:meth:`_prepare_rec` began (a staged REC's temporary removed)."""
-        pending, self._rec_rows = getattr(self, "_rec_rows", None), None
-        start, self._rec_start = getattr(self, "_rec_start", None), None
-        if pending is not None:
-            _discard_staged(pending[2])
-        if start is not None:
-            _discard_staged(start[1])
-
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_rec_rows", None)        # a thread's result, not part of the estimator
-        state.pop("_rec_start", None)
-        state.pop("_rec_target", None)      # (where the last fit's outputs were to go)
+        state.pop("_rec", None)             # a thread's REC for write(), not part of the estimator
         return state
 
     def predict(self, recording: Recording | str | os.PathLike) -> Prediction:
@@ -380,15 +310,13 @@ class Identifier:
         """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``;
         ``source`` (e.g. the recording's path) is recorded in result.json; ``history`` (the robot's runs in a
         registry, :meth:`dynid.fleet.registry.Registry.history_view`) is shown in the report."""
-        from ..io.outputs import StagedRec, write_run
+        from ..io.outputs import write_run
 
         model = self._fitted().with_info(source=dict(source or {}),
                                          created=_dt.datetime.now().isoformat(timespec="seconds"))
         props = self.payload_.prg_properties() if self.payload_ is not None else None
-        rows = self._take_rec_rows()
-        staged = rows if isinstance(rows, StagedRec) else None
-        written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props,
-                            rec_rows=None if staged is not None else rows, staged=staged)
+        ahead = self._rec.take(self.result_.cond, self.result_.tcmd) if getattr(self, "_rec", None) else {}
+        written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props, **ahead)
         if report:  # rendered from the files just written, as 'dynid report' would
             from ..report import write_report
 
@@ -417,27 +345,3 @@ class Identifier:
         if isinstance(self.config, (str, os.PathLike)):
             return load_config_file(self.config)
         return dict(self.config or {})
-
-
-def _drop_begun(result) -> None:
-    """Remove a REC a job staged or began (a :class:`~dynid.io.outputs.StagedRec` or
-    :class:`~dynid.io.outputs.BegunRec`); rows in memory are left to the collector."""
-    mapped = getattr(result, "mapped", None)
-    if mapped is not None:
-        mapped.close()
-    staging = getattr(result, "staging", None)
-    if staging is not None:
-        staging.discard()
-
-
-def _discard_staged(job) -> None:
-    """Once ``job`` (a :meth:`Identifier._start_rec` or :meth:`Identifier._prepare_rec` job) is done: remove the
-    REC it staged or began, if it did."""
-    def drop(done) -> None:
-        try:
-            result = done.result()
-        except BaseException:
-            return
-        _drop_begun(result)
-
-    job.add_done_callback(drop)

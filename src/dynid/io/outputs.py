@@ -21,12 +21,13 @@ import numpy as np
 from .._atomic import Staging
 from .._json import jsonable
 from ..fitted import RESULT_FILE, FittedModel
+from ..threads import in_background, num_threads
 from ..units import force_unit, position_unit, velocity_unit
 from .prg import PrgContent, format_prg, prg_unit
 from ._fastcsv import formatter_available
 from .rec import finish_rec_rows, format_rec, format_rec_rows, rec_head, rec_rows_size, start_rec_rows
 
-__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "BegunRec", "begin_staged_rec", "finish_staged_rec", "write_run", "write_outputs"]
+__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "BegunRec", "begin_staged_rec", "finish_staged_rec", "RecAhead", "write_run", "write_outputs"]
 
 
 def run_model(ident, *, element: str | None = None, group: int = 1, source: Mapping[str, Any] | None = None,
@@ -299,6 +300,103 @@ def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, gro
     run into ``out_dir``."""
     model = run_model(ident, element=element, group=group, source=source, extra=extra)
     return write_run(model, ident.cond, ident.tcmd, out_dir, extra_files=extra_files, properties=properties, date=date)
+
+
+class RecAhead:
+    """A run's REC made ready on a second thread while the identification runs (with two threads allowed; nothing
+    otherwise): the recorded signals formatted as soon as the final fit's recording is conditioned (:meth:`start`,
+    the identification's ``on_conditioned``), the model's once its torque is known (:meth:`finish`,
+    ``on_evaluated``). Into memory; or, with ``target`` ``(out_dir, group, element, model)`` — where the outputs
+    will go —, into the REC's temporary file there (:func:`begin_staged_rec`, else :func:`stage_rec`).
+    :meth:`take` gives :func:`write_run` what it takes (``rec_rows=`` or ``staged=``) for the run's final ``cond``
+    and ``tcmd``; :meth:`drop` removes what will not be taken (a staged temporary; also removed when collected or at
+    exit)."""
+
+    def __init__(self, target: tuple | None = None) -> None:
+        self.target = target
+        self._begun: tuple | None = None            # (cond, future of start's job)
+        self._ready: tuple | None = None            # (cond, tcmd, future of finish's job)
+
+    def start(self, cond) -> None:
+        """Begin the REC of ``cond``: its recorded signals formatted on a second thread."""
+        self._begun = None
+        if num_threads() < 2:
+            return
+        target = self.target
+
+        def job():
+            if target is not None:
+                begun = begin_staged_rec(*target, cond)
+                if begun is not None:
+                    return begun
+            return rec_rows_start(cond)
+
+        self._begun = (cond, in_background(job))
+
+    def finish(self, cond, tcmd: np.ndarray) -> None:
+        """Complete the REC with the model torque ``tcmd`` on ``cond`` on a second thread (what :meth:`start` began
+        for this ``cond``, else all of it)."""
+        begun, self._begun = self._begun, None
+        if num_threads() < 2:
+            return
+        target = self.target
+
+        def job():
+            started = begun[1].result() if begun is not None else None
+            if started is not None and begun[0] is not cond:            # (begun for another fit: not this REC)
+                _drop(started)
+                started = None
+            if isinstance(started, BegunRec):
+                return finish_staged_rec(started, cond, tcmd)
+            rows = rec_rows_of(cond, tcmd, threads=1, started=started)
+            return rows if target is None else stage_rec(*target, cond, tcmd, rows=rows)
+
+        self._ready = (cond, tcmd, in_background(job))
+
+    def wait(self):
+        """The finished job's result (rows or a :class:`StagedRec`; None: nothing under way)."""
+        return self._ready[2].result() if self._ready is not None else None
+
+    def take(self, cond, tcmd: np.ndarray) -> dict[str, Any]:
+        """:func:`write_run`'s ``rec_rows``/``staged`` for ``cond`` and ``tcmd`` (empty: none, or they failed — the
+        REC is then made by :func:`write_run`, which reports an error as usual); used once."""
+        ready, self._ready = self._ready, None
+        if ready is None:
+            return {}
+        if ready[0] is not cond or ready[1] is not tcmd:
+            _drop_when_done(ready[2])
+            return {}
+        try:
+            result = ready[2].result()
+        except Exception:
+            return {}
+        return {"staged": result} if isinstance(result, StagedRec) else {"rec_rows": result}
+
+    def drop(self) -> None:
+        """Remove what was begun or made and not taken (once its job is done)."""
+        for pending in (self._begun, self._ready):
+            if pending is not None:
+                _drop_when_done(pending[-1])
+        self._begun = self._ready = None
+
+
+def _drop(result) -> None:
+    """Remove a REC a job staged or began; rows in memory are left to the collector."""
+    if isinstance(result, BegunRec):
+        result.mapped.close()
+    if isinstance(result, (BegunRec, StagedRec)):
+        result.staging.discard()
+
+
+def _drop_when_done(job) -> None:
+    def drop(done) -> None:
+        try:
+            result = done.result()
+        except BaseException:
+            return
+        _drop(result)
+
+    job.add_done_callback(drop)
 
 
 def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
