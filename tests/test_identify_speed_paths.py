@@ -391,3 +391,24 @@ def test_large_files_are_preallocated_written_exactly_and_a_full_disk_fails_clea
         _atomic.commit_files({tmp_path / "big.bin": b"new" + data})
     assert (tmp_path / "big.bin").read_bytes() == data              # the earlier file kept, no temporary left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin", "big2.bin", "small.bin"]
+
+
+def test_an_interrupted_fit_leaves_no_temporary_and_no_folder_it_made(run, tmp_path, monkeypatch):
+    import gc
+
+    plant, rec = run
+    est = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=2)
+    real_assess = fit_module.assess
+
+    def interrupted(ident):                     # Ctrl-C while the diagnoses run, the REC written beside them
+        est._rec.wait()
+        assert len(_temporaries(tmp_path / "new" / "out")) == 1
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fit_module, "assess", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(rec, out_dir=tmp_path / "new" / "out")
+    monkeypatch.setattr(fit_module, "assess", real_assess)
+    del est
+    gc.collect()
+    assert list(tmp_path.iterdir()) == []       # the temporary and the two folders made for it are gone
