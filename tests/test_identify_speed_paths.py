@@ -141,15 +141,18 @@ def test_selection_on_two_threads_walks_and_scores_as_on_one(run):
     assert len({c for c, _, _ in two.scores}) <= 3                    # the walk's at most three conditionings
 
 
-def test_rec_rows_formatted_during_the_fit_give_the_same_files(run, tmp_path):
+def test_a_rec_made_during_the_fit_gives_the_same_files_and_nothing_is_held_without_a_folder(run, tmp_path):
     plant, rec = run
-    est = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0).fit(rec)
-    assert est._rec.wait() is not None                               # formatted on a second thread ...
+    kw = dict(friction="viscous+coulomb", cutoff=None, regularize=0.0)
+    est = Identifier(plant.model, **kw).fit(rec, out_dir=tmp_path / "a")
+    assert est._rec.wait() is not None                               # written on a second thread ...
     a = est.write(tmp_path / "a", report=False)
     assert est._rec.wait() is None                                   # ... used once, then dropped
-    b = est.write(tmp_path / "b", report=False)                      # formatted in write_run
-    one = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=1).fit(rec)
-    assert one._rec.wait() is None
+    b = est.write(tmp_path / "b", report=False)                      # made in write_run
+    plain = Identifier(plant.model, **kw).fit(rec)
+    assert plain._rec.wait() is None                                 # no folder given: no tens of MB held for write
+    one = Identifier(plant.model, threads=1, **kw).fit(rec, out_dir=tmp_path / "c")
+    assert one._rec.wait() is None                                   # one thread: nothing beside the fit
     c = one.write(tmp_path / "c", report=False)
     rec_a, rec_b, rec_c = (d["IDNT1.REC"].read_bytes() for d in (a, b, c))
     assert rec_a == rec_b == rec_c
@@ -397,18 +400,18 @@ def test_an_interrupted_fit_leaves_no_temporary_and_no_folder_it_made(run, tmp_p
     import gc
 
     plant, rec = run
-    est = Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=2)
+    ests = [Identifier(plant.model, friction="viscous+coulomb", cutoff=None, regularize=0.0, threads=2)]
     real_assess = fit_module.assess
 
     def interrupted(ident):                     # Ctrl-C while the diagnoses run, the REC written beside them
-        est._rec.wait()
+        ests[0]._rec.wait()
         assert len(_temporaries(tmp_path / "new" / "out")) == 1
         raise KeyboardInterrupt
 
     monkeypatch.setattr(fit_module, "assess", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        est.fit(rec, out_dir=tmp_path / "new" / "out")
+        ests[0].fit(rec, out_dir=tmp_path / "new" / "out")
     monkeypatch.setattr(fit_module, "assess", real_assess)
-    del est
+    ests.clear()                                # the estimator collected
     gc.collect()
     assert list(tmp_path.iterdir()) == []       # the temporary and the two folders made for it are gone

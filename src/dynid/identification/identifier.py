@@ -240,7 +240,7 @@ class Identifier:
         for a long recording) is then written there under a temporary name during the fit, and
         :meth:`write` to that folder renames it in with the other outputs; nothing appears under an output's name
         before :meth:`write`, and a temporary :meth:`write` does not take is removed (at the next :meth:`fit`, or
-        when the estimator is collected or the process ends).
+        when the estimator is collected or the process ends). Without it :meth:`write` makes the REC itself.
 
         Raises
         ------

@@ -303,14 +303,15 @@ def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, gro
 
 
 class RecAhead:
-    """A run's REC made ready on a second thread while the identification runs (with two threads allowed; nothing
-    otherwise): the recorded signals formatted as soon as the final fit's recording is conditioned (:meth:`start`,
-    the identification's ``on_conditioned``), the model's once its torque is known (:meth:`finish`,
-    ``on_evaluated``). Into memory; or, with ``target`` ``(out_dir, group, element, model)`` — where the outputs
-    will go —, into the REC's temporary file there (:func:`begin_staged_rec`, else :func:`stage_rec`).
-    :meth:`take` gives :func:`write_run` what it takes (``rec_rows=`` or ``staged=``) for the run's final ``cond``
-    and ``tcmd``; :meth:`drop` removes what will not be taken (a staged temporary; also removed when collected or at
-    exit)."""
+    """A run's REC written into the outputs' folder on a second thread while the identification runs, where that
+    folder is known — ``target`` ``(out_dir, group, element, model)`` — and two threads are allowed (nothing
+    otherwise: :func:`write_run` then makes the REC, and no tens of MB are held for a write that may never come):
+    the recorded signals formatted into the REC's temporary file as soon as the final fit's recording is
+    conditioned (:meth:`start`, the identification's ``on_conditioned``), the model's once its torque is known
+    (:meth:`finish`, ``on_evaluated``) — in place in the mapped file (:func:`begin_staged_rec`), else formatted in
+    memory and written (:func:`stage_rec`). :meth:`take` gives :func:`write_run` what it takes (``staged=``, or
+    ``rec_rows=``) for the run's final ``cond`` and ``tcmd``; :meth:`drop` removes what will not be taken (also
+    removed when collected or at exit)."""
 
     def __init__(self, target: tuple | None = None) -> None:
         self.target = target
@@ -320,16 +321,13 @@ class RecAhead:
     def start(self, cond) -> None:
         """Begin the REC of ``cond``: its recorded signals formatted on a second thread."""
         self._begun = None
-        if num_threads() < 2:
-            return
         target = self.target
+        if target is None or num_threads() < 2:
+            return
 
         def job():
-            if target is not None:
-                begun = begin_staged_rec(*target, cond)
-                if begun is not None:
-                    return begun
-            return rec_rows_start(cond)
+            begun = begin_staged_rec(*target, cond)
+            return begun if begun is not None else rec_rows_start(cond)
 
         self._begun = (cond, in_background(job))
 
@@ -337,9 +335,9 @@ class RecAhead:
         """Complete the REC with the model torque ``tcmd`` on ``cond`` on a second thread (what :meth:`start` began
         for this ``cond``, else all of it)."""
         begun, self._begun = self._begun, None
-        if num_threads() < 2:
-            return
         target = self.target
+        if target is None or num_threads() < 2:
+            return
 
         def job():
             started = begun[1].result() if begun is not None else None
@@ -348,8 +346,7 @@ class RecAhead:
                 started = None
             if isinstance(started, BegunRec):
                 return finish_staged_rec(started, cond, tcmd)
-            rows = rec_rows_of(cond, tcmd, threads=1, started=started)
-            return rows if target is None else stage_rec(*target, cond, tcmd, rows=rows)
+            return stage_rec(*target, cond, tcmd, rows=rec_rows_of(cond, tcmd, threads=1, started=started))
 
         self._ready = (cond, tcmd, in_background(job))
 
