@@ -93,6 +93,34 @@ def test_cli_payload_run_writes_payload_properties(unloaded, tmp_path, capsys):
     assert main(["identify", str(f), "--model", "rotary1", "--payload-of", str(res), "--out", str(out)]) == 2
 
 
+def test_a_payload_run_takes_the_robot_from_a_softmc_parameter_program(tmp_path, capsys):
+    """The controller's flow: the robot's IDNT1.PRG (what softMC keeps), not dynid's result.json; the PRG is read
+    as the model of the run with its configuration (the geometry a PRG does not hold), its payload not."""
+    step1 = tmp_path / "step1"
+    rec0 = simulate(crank(KNOWN), THETA, MOTION, SimOptions(noise=0.005), seed=1)
+    f0 = tmp_path / "unloaded.csv"
+    write_recording_csv(f0, rec0)
+    cfg = tmp_path / "crank.json"
+    cfg.write_text(json.dumps(KNOWN))
+    assert main(["identify", str(f0), "--model", "rotary3", "--config", str(cfg), "--out", str(step1), "--quiet"]) == 0
+    capsys.readouterr()
+    rec = simulate(crank({**KNOWN, "payload": {"mass": 2.5}}), THETA, MOTION, SimOptions(noise=0.005), seed=9)
+    f = tmp_path / "loaded.csv"
+    write_recording_csv(f, rec)
+    masses = {}
+    for name, robot in (("json", step1 / "result.json"), ("prg", step1 / "IDNT1.PRG")):
+        out = tmp_path / f"payload_{name}"
+        assert main(["identify", str(f), "--model", "rotary3", "--config", str(cfg), "--payload-of", str(robot),
+                     "--out", str(out), "--json"]) == 0
+        masses[name] = json.loads(capsys.readouterr().out)["payload"]["values"]["mass"]
+    assert masses["prg"] == pytest.approx(2.5, rel=0.02)
+    assert masses["prg"] == pytest.approx(masses["json"], rel=1e-6)     # the PRG's digits are the robot
+    # a PRG needs the model of its run: without it, the usual one-line error
+    assert main(["identify", str(f), "--model", "rotary1", "--payload-of", str(step1 / "IDNT1.PRG"),
+                 "--out", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+
+
 @pytest.mark.skipif("puma" not in model_names(), reason="the puma model is not part of this build")
 def test_no_payload_identification_for_puma_model_1(unloaded):
     from dynid import FittedModel

@@ -77,10 +77,11 @@ def add_parser(sub) -> None:
     p.add_argument("--torque-delay", type=float, default=0.0, metavar="SEC",
                    help="the torque lags the positions by SEC seconds; shift it back before fitting")
     p.add_argument("--align", action="store_true", help="estimate the torque/position delay and align before fitting")
-    p.add_argument("--payload-of", metavar="RESULT.json",
-                   help="payload run (softMC IdentPayload): keep the robot identified in RESULT.json fixed and identify "
-                        "the payload mass/inertia, or, with a known payload mass in --config, the model's payload "
-                        "coefficients (L^2, g*L, g*cos(alpha), ...)")
+    p.add_argument("--payload-of", metavar="RESULT.json|PRG",
+                   help="payload run (softMC IdentPayload): keep the robot identified in RESULT.json (or its folder, or "
+                        "an IDNT<g>.PRG — dynid's or the controller's, read with this --model/--config/--urdf) fixed "
+                        "and identify the payload mass/inertia, or, with a known payload mass in --config, the model's "
+                        "payload coefficients (L^2, g*L, g*cos(alpha), ...)")
     p.add_argument("--threads", type=int, metavar="N", help="threads for the numerics (default: DYNID_NUM_THREADS, "
                    "else every core)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import ConfigError
-from ..fitted import FittedModel, Prediction, default_element, load
+from ..fitted import FittedModel, Prediction, default_element, is_prg, load
 from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
@@ -88,7 +88,9 @@ class Identifier:
         a-priori values (the cutoff, friction and regularisation are chosen together, in one pass).
     payload_of : FittedModel or path, optional
         A payload run (softMC ``IdentPayload``): keep the robot identified there fixed and identify the
-        payload (mass/inertia, or the model's payload coefficients when ``config`` gives its mass).
+        payload (mass/inertia, or the model's payload coefficients when ``config`` gives its mass). A
+        result.json (or its folder), or a softMC parameter program ``IDNT<g>.PRG`` — dynid's or the controller's
+        —, read as this model with ``config``/``urdf`` (the geometry a PRG does not hold).
     element : str, optional
         softMC element name (default: the robot type, or the axis name of a single axis).
     group : int
@@ -265,8 +267,8 @@ class Identifier:
         if self.payload_of is not None:
             from .payload import identify_payload
 
-            robot = self.payload_of if isinstance(self.payload_of, FittedModel) else load(self.payload_of)
             name = self.model.name if isinstance(self.model, DynamicModel) else self.model
+            robot = self._robot_of_payload_run(name)
             if name != robot.model.name:
                 raise ConfigError(f"model {name} does not match the model {robot.model.name!r} of the run without "
                                   "payload", hint="a payload run keeps the robot identified without payload: use the "
@@ -294,6 +296,22 @@ class Identifier:
         self.model_ = self.result_.model.with_info(element=element, group=self.group, **extra)
         self.metrics_ = self.model_.metrics
         return self
+
+    def _robot_of_payload_run(self, name: str) -> FittedModel:
+        """The robot :attr:`payload_of` names: a :class:`FittedModel`, a result.json, or a softMC parameter program
+        (dynid's or the controller's ``IDNT<g>.PRG``, read as this estimator's model with its configuration and
+        URDF — the geometry a PRG does not hold —, without the payload run's known payload: the PRG's robot
+        carried none)."""
+        if isinstance(self.payload_of, FittedModel):
+            return self.payload_of
+        if not is_prg(self.payload_of):
+            return load(self.payload_of)
+        if isinstance(self.model, DynamicModel):
+            config, urdf = self.model.config.to_dict(), None
+        else:
+            config, urdf = self._user_config(), self.urdf
+        config = {k: v for k, v in config.items() if k not in ("payload", "friction")}
+        return load(self.payload_of, name, config=config, urdf=urdf)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
