@@ -442,16 +442,15 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             tau_raw = cond.tau_raw[idx]
             # a joint's rows touch only some columns (not the links before it, not the other joints' friction): its
             # Gram matrices are built on those, the rest are zeros anyway
-            Yr = np.take(Ym, rb, axis=2)
             rigid_of = np.count_nonzero(Ym, axis=0)[:, rb] > 0           # (n, rigid columns)
             for j in range(n):                                              # per joint and time block: BLAS products
-                Yj = Yr[:, j]
                 rigid = np.nonzero(rigid_of[j])[0]
+                Yj = Ym[:, j][:, rb[rigid]]                                 # (its base columns it touches)
                 fric, Fj_fit, Fj_eval = fric_cols[j]
                 c = np.concatenate([rigid, rb.size + fric])
                 cc = np.ix_(c, c)
-                Aj = np.concatenate([Yj[:, rigid], Fj_fit], axis=1)
-                Ej_all = np.concatenate([Yj[:, rigid], Fj_eval], axis=1)
+                Aj = np.concatenate([Yj, Fj_fit], axis=1)
+                Ej_all = np.concatenate([Yj, Fj_eval], axis=1)
                 for b in range(3):
                     rows = in_block[b]
                     m = moving[rows, j]
@@ -462,7 +461,7 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                     G_all[b, j][cc], h_all[b, j, c] = Ej.T @ Ej, Ej.T @ y_raw[rows, j]
                     yy_all[b, j], n_all[b, j] = y_raw[rows, j] @ y_raw[rows, j], rows.sum()
                     tt_all[b, j] = tau_raw[rows, j] @ tau_raw[rows, j]
-            del Ym, Yr, fric_cols
+            del Ym, fric_cols
             folds = (((0, 1), 2), ((1, 2), 0))
             G_fold = [G_fit[list(b)].sum(axis=0) for b, _ in folds]            # (n, P, P) per fold
             h_fold = [h_fit[list(b)].sum(axis=0) for b, _ in folds]
