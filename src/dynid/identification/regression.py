@@ -84,7 +84,7 @@ def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, 
     k = options.decimate or default_decimation(cond)
     fit = np.arange(0, cond.data_length, k)                                 # decimated samples for the fit
     args = (cond.q[fit], cond.qd[fit], cond.qdd[fit])
-    Y = plant.regressor(*args, sign=cond.sign[fit])                         # (N/k, n, P)
+    blocks = plant.regressor_blocks(*args, sign=cond.sign[fit])            # (N/k, n, model | friction columns)
     off = plant.offset(*args)                                               # (N/k, n)
     theta_known = np.zeros(plant.n_params)
     for i, v in known.items():
@@ -92,11 +92,13 @@ def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, 
     mask = cond.moving[fit]
     counts = np.count_nonzero(mask, axis=0)
     joint = np.repeat(np.arange(plant.n_joints), counts)
-    rows = np.empty((int(counts.sum()), Y.shape[2]))                        # (n_rows, P), joint-major
+    rows = np.empty((int(counts.sum()), plant.n_params))                    # (n_rows, P), joint-major
     edges = np.concatenate([[0], np.cumsum(counts)])
+    cols = np.cumsum([0, *(B.shape[2] for B in blocks)])
     for j in range(plant.n_joints):                                         # per joint, not per sample
-        np.compress(mask[:, j], Y[:, j], axis=0, out=rows[edges[j]:edges[j + 1]])
-    del Y
+        for B, c0, c1 in zip(blocks, cols[:-1], cols[1:]):                  # (each block straight into its columns)
+            np.compress(mask[:, j], B[:, j], axis=0, out=rows[edges[j]:edges[j + 1], c0:c1])
+    del blocks
     y = (cond.tau[fit] - off).T[mask.T]
     if known:
         idx = np.fromiter(known, dtype=int)

@@ -399,9 +399,15 @@ class Plant:
     def regressor(self, q, qd, qdd, sign: np.ndarray | None = None, motor_sign: np.ndarray | None = None) -> np.ndarray:
         """``(N, n_joints, n_params)``: model columns then friction columns (``sign``, ``motor_sign``:
         see :meth:`FrictionModel.columns`)."""
+        return np.concatenate(self.regressor_blocks(q, qd, qdd, sign, motor_sign), axis=2)
+
+    def regressor_blocks(self, q, qd, qdd, sign: np.ndarray | None = None,
+                         motor_sign: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The two column blocks of :meth:`regressor`, not joined: the model's ``(N, n_joints, n_model)`` and the
+        friction's ``(N, n_joints, n_friction)`` (a caller that gathers rows from them skips the joined copy)."""
         Y = self.model.regressor(q, qd, qdd)
         q, qd, qdd = self.model._check_states(q, qd, qdd)
-        return np.concatenate([Y, self.friction.columns(qd, qdd, sign, motor_sign)], axis=2)
+        return Y, self.friction.columns(qd, qdd, sign, motor_sign)
 
     def offset(self, q, qd, qdd) -> np.ndarray:
         return self.model.offset(q, qd, qdd)
