@@ -44,6 +44,8 @@ def _preallocate(fd: int, size: int) -> bool:
     here, before the write, and on ext4 the file is one contiguous range: replacing it later (the next run's
     rename) frees it in ~3 ms, where a 40 MB file allocated block by block on writeback took ~25 ms to free
     (measured with the ``discard`` mount option, on the rename that replaced it)."""
+    if not hasattr(os, "posix_fallocate"):     # (macOS, Windows)
+        return False
     try:
         os.posix_fallocate(fd, 0, size)
     except OSError as err:
@@ -90,14 +92,10 @@ class Staging:
 
     def write(self, path: str | os.PathLike, data) -> None:
         """Write ``data`` (bytes-like) to a temporary file beside ``path`` (creating its folder)."""
-        path = Path(path)
-        self._make_folder(path)
-        fd, tmp = create_temporary(path)
-        with self._lock:
-            self._temps[path] = tmp
+        fd, tmp = self._temporary(Path(path))
         with os.fdopen(fd, "wb") as fh:
             size = memoryview(data).nbytes
-            if size >= PREALLOCATE and hasattr(os, "posix_fallocate"):
+            if size >= PREALLOCATE:
                 _preallocate(fh.fileno(), size)
             fh.write(data)
         os.chmod(tmp, self._mode)
@@ -108,12 +106,9 @@ class Staging:
         cannot preallocate: a mapped file without allocated blocks would end the process (SIGBUS), not raise, when
         the disk fills up; :meth:`write` the content instead there."""
         path = Path(path)
-        self._make_folder(path)
-        fd, tmp = create_temporary(path)
-        with self._lock:
-            self._temps[path] = tmp
+        fd, tmp = self._temporary(path)
         try:
-            if hasattr(os, "posix_fallocate") and _preallocate(fd, size):
+            if _preallocate(fd, size):
                 os.chmod(tmp, self._mode)
                 return mmap.mmap(fd, size)
         finally:
@@ -128,12 +123,17 @@ class Staging:
         with self._lock:
             return Path(path) in self._temps
 
-    def _make_folder(self, path: Path) -> None:
+    def _temporary(self, path: Path) -> tuple[int, str]:
+        """A new temporary file for ``path`` (its folder created, and remembered, where missing), registered."""
         if not path.parent.is_dir():
             missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
             path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock:
                 self._made.extend(reversed(missing))
+        fd, tmp = create_temporary(path)
+        with self._lock:
+            self._temps[path] = tmp
+        return fd, tmp
 
     def commit(self, order: Sequence[str | os.PathLike] | None = None) -> None:
         """Rename every written file to its name (``order``: these paths first, in this order)."""

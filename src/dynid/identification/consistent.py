@@ -90,7 +90,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from .solve import LeastSquares, autocorrelation_time
+from .solve import LeastSquares, residual_correlation_time
 from ..models.inertia import (_E, _P, PhysicalConsistency, _factor_derivatives, _homogenise, _length_scale,
                       _log_cholesky_factor, _upper_cholesky, log_cholesky_to_standard, physical_consistency,
                       pseudo_inertia, standard_from_pseudo, standard_to_log_cholesky)
@@ -631,9 +631,7 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     n_rows = res.size
     dof = max(n_rows - lsq.rank, 1)
     sigma2 = float(res @ res / dof)
-    counts = np.bincount(joint, minlength=plant.n_joints)
-    taus = np.array([autocorrelation_time(res[joint == j]) if counts[j] else 1.0 for j in range(plant.n_joints)])
-    corr_time = float(np.sum(taus * counts) / max(counts.sum(), 1))
+    corr_time = residual_correlation_time(res, joint, plant.n_joints)
     ratio = float(np.linalg.norm(res) / max(np.linalg.norm(res_lin), np.finfo(float).tiny))
 
     # Laplace approximation in (pi, φ): ½∇²F with the data term rescaled to this fit's own noise level

@@ -73,9 +73,9 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     ``conditioned``: ``rec`` already conditioned (by a selection that scored this cutoff); used only when
     it was conditioned with exactly the options this pass would use, else the recording is conditioned anew.
     ``on_conditioned``: called with the conditioned recording once its regression is built, before the solve (what
-    needs only the recording can run meanwhile, beside the single-threaded solve); ``on_evaluated``: called with the conditioned recording and the model
-    torque on it as soon as that is known, before the uncertainty and the diagnoses (what needs only those — the
-    REC's rows — can start meanwhile).
+    needs only the recording can run meanwhile, beside the single-threaded solve); ``on_evaluated``: called with
+    the conditioned recording and the model torque on it as soon as that is known, before the uncertainty and the
+    diagnoses (what needs only those — the REC's rows — can start meanwhile).
 
     Raises
     ------

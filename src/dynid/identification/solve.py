@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ConfigError, IdentifiabilityError
 from ..signal.conditioning import fft_length
 
-__all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time", "joint_rows"]
+__all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time", "joint_rows", "residual_correlation_time"]
 
 WEIGHTINGS = ("residual_std", "torque_std", "none")
 
@@ -141,6 +141,17 @@ def tall_r_factor(A: np.ndarray) -> np.ndarray:
         return np.linalg.qr(A, mode="r")
     head = np.linalg.qr(A[: nb * QR_BLOCK].reshape(nb, QR_BLOCK, k), mode="r")     # (nb, k, k)
     return np.linalg.qr(np.concatenate([head.reshape(-1, k), A[nb * QR_BLOCK:]]), mode="r")
+
+
+def residual_correlation_time(res: np.ndarray, joint: np.ndarray, n_joints: int,
+                              rows_of: list | None = None) -> float:
+    """The integrated autocorrelation time of a stacked residual [rows]: each joint's (its rows in order), averaged
+    weighted by the joints' row counts — the inflation of the parameters' variance (``rows_of``: :func:`joint_rows`
+    where known)."""
+    rows_of = joint_rows(joint, n_joints) if rows_of is None else rows_of
+    counts = np.bincount(joint, minlength=n_joints)
+    taus = np.array([autocorrelation_time(res[rows]) if counts[j] else 1.0 for j, rows in enumerate(rows_of)])
+    return float(np.sum(taus * counts) / max(counts.sum(), 1))
 
 
 def joint_rows(joint: np.ndarray, n_joints: int) -> list[slice | np.ndarray]:
@@ -287,9 +298,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     res = (y - predicted(z / scale)) * wr
     dof = max(n_rows - r, 1)
     sigma2 = float(res @ res / dof)
-    counts = np.bincount(joint, minlength=n_joints)
-    taus = np.array([autocorrelation_time(res[rows]) if counts[j] else 1.0 for j, rows in enumerate(rows_of)])
-    corr_time = float(np.sum(taus * counts) / max(counts.sum(), 1))
+    corr_time = residual_correlation_time(res, joint, n_joints, rows_of)
     Rinv = _upper_solve(R, np.eye(r))
     sel = piv[:r]
     cov = np.full((k, k), np.nan)

@@ -12,6 +12,7 @@ import datetime as _dt
 import math
 import mmap
 import os
+from concurrent.futures import wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -166,10 +167,8 @@ def _rec_channels(cond, tcmd: np.ndarray) -> dict[str, np.ndarray]:
 def rec_rows_of(cond, tcmd: np.ndarray, *, threads: int = 2,
                 started: mmap.mmap | None = None) -> bytearray | mmap.mmap:
     """The rows of the ``IDNT<group>.REC`` of the conditioned signals ``cond`` and model torque ``tcmd``,
-    formatted before the fitted model (and so the header) is known: for :func:`rec_text` ``rows=`` and
-    :func:`write_run` ``rec_rows=`` (:meth:`dynid.Identifier.fit` formats them on a second thread: the recorded
-    signals while the model is fitted, the model's while the diagnoses run). ``started``: the rows of
-    :func:`rec_rows_start` for ``cond``, completed here."""
+    formatted before the fitted model (and so the header) is known, for :func:`rec_text` ``rows=``. ``started``:
+    the rows of :func:`rec_rows_start` for ``cond`` (begun before the model torque was known), completed here."""
     if started is not None:
         return finish_rec_rows(started, _model_channels(cond, tcmd))
     return format_rec_rows(cond.t, _rec_channels(cond, tcmd), threads=threads)
@@ -241,9 +240,7 @@ def begin_staged_rec(out_dir: str | Path, group: int, element: str, dyn, cond) -
     :func:`stage_rec` then."""
     if not formatter_available():
         return None
-    staging = Staging()
-    path = Path(os.path.abspath(out_dir)) / f"IDNT{group}.REC"
-    header = _rec_header(element, dyn, cond)
+    staging, path, header = Staging(), _rec_path(out_dir, group), _rec_header(element, dyn, cond)
     head = rec_head(cond.n_joints, header)
     try:
         mapped = staging.mapped(path, len(head) + rec_rows_size(cond.data_length, cond.n_joints))
@@ -281,15 +278,18 @@ def stage_rec(out_dir: str | Path, group: int, element: str, dyn, cond, tcmd: np
     name, with the header of softMC element ``element`` and model ``dyn`` (the fitted parameters are not in the
     REC): what :func:`write_run` would write, ahead of it (:meth:`dynid.Identifier.fit` does this on a second thread
     while the diagnoses run). Not committed, the temporary is removed (:class:`~dynid._atomic.Staging`)."""
-    staging = Staging()
-    path = Path(os.path.abspath(out_dir)) / f"IDNT{group}.REC"
-    header = _rec_header(element, dyn, cond)
+    staging, path, header = Staging(), _rec_path(out_dir, group), _rec_header(element, dyn, cond)
     try:
         staging.write(path, format_rec(cond.t, _rec_channels(cond, tcmd), header, rows=rows))
     except BaseException:
         staging.discard()
         raise
     return StagedRec(staging, path, header, cond, tcmd)
+
+
+def _rec_path(out_dir: str | Path, group: int) -> Path:
+    """Where a staged REC goes (absolute: :func:`write_run` compares it with its own)."""
+    return Path(os.path.abspath(out_dir)) / f"IDNT{group}.REC"
 
 
 def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, group: int = 1,
@@ -309,9 +309,9 @@ class RecAhead:
     the recorded signals formatted into the REC's temporary file as soon as the final fit's recording is
     conditioned (:meth:`start`, the identification's ``on_conditioned``), the model's once its torque is known
     (:meth:`finish`, ``on_evaluated``) — in place in the mapped file (:func:`begin_staged_rec`), else formatted in
-    memory and written (:func:`stage_rec`). :meth:`take` gives :func:`write_run` what it takes (``staged=``, or
-    ``rec_rows=``) for the run's final ``cond`` and ``tcmd``; :meth:`drop` removes what will not be taken (also
-    removed when collected or at exit)."""
+    memory and written (:func:`stage_rec`). :meth:`take` gives :func:`write_run` its ``staged=`` for the run's
+    final ``cond`` and ``tcmd``; :meth:`drop` removes what will not be taken (also removed when collected or at
+    exit)."""
 
     def __init__(self, target: tuple | None = None) -> None:
         self.target = target
@@ -350,13 +350,13 @@ class RecAhead:
 
         self._ready = (cond, tcmd, in_background(job))
 
-    def wait(self):
-        """The finished job's result (rows or a :class:`StagedRec`; None: nothing under way)."""
+    def wait(self) -> StagedRec | None:
+        """The finished job's :class:`StagedRec` (None: nothing under way)."""
         return self._ready[2].result() if self._ready is not None else None
 
     def take(self, cond, tcmd: np.ndarray) -> dict[str, Any]:
-        """:func:`write_run`'s ``rec_rows``/``staged`` for ``cond`` and ``tcmd`` (empty: none, or they failed — the
-        REC is then made by :func:`write_run`, which reports an error as usual); used once."""
+        """:func:`write_run`'s ``staged`` for ``cond`` and ``tcmd`` (empty: none, or it failed — the REC is then
+        made by :func:`write_run`, which reports an error as usual); used once."""
         ready, self._ready = self._ready, None
         if ready is None:
             return {}
@@ -364,10 +364,9 @@ class RecAhead:
             _drop_when_done(ready[2])
             return {}
         try:
-            result = ready[2].result()
+            return {"staged": ready[2].result()}
         except Exception:
             return {}
-        return {"staged": result} if isinstance(result, StagedRec) else {"rec_rows": result}
 
     def drop(self) -> None:
         """Remove what was begun or made and not taken (once its job is done)."""
@@ -398,51 +397,45 @@ def _drop_when_done(job) -> None:
 
 def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
               extra_files: Mapping[str, bytes] | None = None, properties: Mapping[str, float] | None = None,
-              date: _dt.datetime | None = None, rec_rows: bytearray | mmap.mmap | None = None,
-              staged: StagedRec | None = None) -> dict[str, Path]:
+              date: _dt.datetime | None = None, staged: StagedRec | None = None) -> dict[str, Path]:
     """Write the files of a fitted model with its run's conditioned signals ``cond`` and model torque
-    ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically; ``rec_rows``: the REC's rows already
-    formatted by :func:`rec_rows_of` (else the REC is formatted here); ``staged``: the REC already written by
-    :func:`stage_rec` (used where it is this run's REC, with this model's header, in ``out_dir``; else removed).
-    A large REC is formatted and written on a second thread while the PRG and result.json are rendered; every
-    file goes under its name only once all are written (:class:`~dynid._atomic.Staging`)."""
+    ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically; ``staged``: the REC already written during the
+    fit (:class:`RecAhead`; used where it is this run's REC, with this model's header, in ``out_dir``; else
+    removed). A large REC not staged is formatted and written on a second thread while the PRG and result.json
+    are rendered; every file goes under its name only once all are written (:class:`~dynid._atomic.Staging`)."""
     out = Path(out_dir)
     group = model.group
     files = [out / f"IDNT{group}.PRG", out / f"IDNT{group}.REC", out / RESULT_FILE, *(out / n for n in extra_files or {})]
     if staged is not None and not (staged.cond is cond and staged.tcmd is tcmd
-                                   and staged.path == Path(os.path.abspath(files[1]))
+                                   and staged.path == _rec_path(out, group)
                                    and staged.staging.holds(staged.path)
                                    and staged.header == _rec_header(model.element, model.model, cond)):
         staged.staging.discard()
         staged = None
     with (staged.staging if staged is not None else Staging()) as staging:
-        pool = None
         # a REC not staged during the fit, tens of MB: formatted and written on a second thread while the PRG and
         # result.json are rendered
+        aside = None
         if staged is None and cond.data_length * cond.n_joints > 20_000:
-            from concurrent.futures import ThreadPoolExecutor
-
-            pool = ThreadPoolExecutor(1)
-            pending = pool.submit(_stage_rec, staging, files[1], model, cond, tcmd, rec_rows)
+            aside = in_background(_stage_rec, staging, files[1], model, cond, tcmd)
         try:
             staging.write(files[0], format_prg(prg_content(model, date=date, properties=properties)).encode())
             staging.write(files[2], model.result_json())
             for name, data in (extra_files or {}).items():
                 staging.write(out / name, data)
-            if pool is not None:
-                pending.result()
+            if aside is not None:
+                aside.result()
             elif staged is None:
-                _stage_rec(staging, files[1], model, cond, tcmd, rec_rows)
+                _stage_rec(staging, files[1], model, cond, tcmd)
         finally:
-            if pool is not None:
-                pool.shutdown(wait=True)
+            if aside is not None:               # (done before the staging discards what it wrote)
+                wait([aside])
         staging.commit([staged.path if staged is not None and f == files[1] else f for f in files])
     return {p.name: p for p in files}
 
 
-def _stage_rec(staging: Staging, path: Path, model: FittedModel, cond, tcmd: np.ndarray, rows) -> None:
-    rows = rec_rows_of(cond, tcmd, threads=1) if rows is None else rows
-    staging.write(path, rec_text(model, cond, tcmd, rows=rows))
+def _stage_rec(staging: Staging, path: Path, model: FittedModel, cond, tcmd: np.ndarray) -> None:
+    staging.write(path, rec_text(model, cond, tcmd, rows=rec_rows_of(cond, tcmd, threads=1)))
 
 
 def _floats(values, n: int) -> np.ndarray:
