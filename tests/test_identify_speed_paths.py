@@ -112,8 +112,8 @@ def test_consistent_continuation_from_the_linear_factor_matches_a_fresh_qr(run, 
     options = IdentifyOptions(estimator="consistent", select_cutoff=False)
     plant = type(plant)(plant.model.with_config(friction="viscous+coulomb"))
     fast = identify(rec, plant, options)
-    linear = fit_module.weighted_lstsq
-    monkeypatch.setattr(fit_module, "weighted_lstsq",
+    linear = fit_module.lstsq_rows
+    monkeypatch.setattr(fit_module, "lstsq_rows",
                         lambda *a, **k: dataclasses.replace(linear(*a, **k), weighted_factor=None))
     direct = identify(rec, plant, options)
     assert fast.consistent is not None and direct.consistent is not None

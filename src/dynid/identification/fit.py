@@ -27,7 +27,7 @@ from .options import IdentifyOptions, ParameterStatus
 from .regression import Regression, build_regression
 from .result import Identification
 from .consistent import ConsistentFit, fit_consistent
-from .solve import LeastSquares, weighted_lstsq
+from .solve import LeastSquares, lstsq_rows
 
 __all__ = ["fit_once", "condition_for", "conditioning_options", "solve", "Solution", "Fit"]
 
@@ -154,7 +154,7 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
         linked = np.concatenate(groups) if groups else np.arange(plant.n_model)
         ridge = {"prior": reg.base.base_values(reg.theta_hold), "prior_mask": np.isin(indep, linked),
                  "ridge": options.prior_regularization}
-    lsq = weighted_lstsq(reg.rows, reg.y, reg.joint, plant.n_joints, weighting=weighting, columns=indep, **ridge)
+    lsq = lstsq_rows(reg.rows, weighting=weighting, columns=indep, **ridge)
     theta = reg.base.to_full(lsq.x, reg.theta_hold[reg.base.dependent])
     std = np.full(plant.n_params, np.nan)
     std[indep] = lsq.std
@@ -172,7 +172,7 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
         return Solution(theta, std, lsq.x, lsq)
     step("physically consistent fit", 0.65)
     try:
-        c = fit_consistent(plant, reg.rows, reg.y, reg.joint, lsq=lsq, base=reg.base, theta_linear=theta,
+        c = fit_consistent(plant, reg.rows, lsq=lsq, base=reg.base, theta_linear=theta,
                            theta_hold=reg.theta_hold, known=list(reg.known), options=options.consistent)
     except ConfigError as err:
         if options.estimator != "auto":

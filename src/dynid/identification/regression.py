@@ -17,6 +17,7 @@ from ..models.base import Plant
 from ..signal.conditioning import Conditioned
 from .base_params import BaseParameters, structural_base
 from .options import IdentifyOptions
+from .rows import FactoredRows, TallRows
 
 __all__ = ["Regression", "build_regression", "known_parameters", "default_decimation"]
 
@@ -25,18 +26,17 @@ __all__ = ["Regression", "build_regression", "known_parameters", "default_decima
 class Regression:
     """``W θ ≈ y`` on the moving, decimated samples.
 
-    rows : (n_rows, n_params) regressor rows (all parameter columns), joint-major: each joint's rows together, in
-    sample order (the solvers read a joint's rows as a view) ;
-    y : (n_rows,) torque minus the payload offset and the known parameters' torque ;
-    joint : (n_rows,) 0-based joint of each row (non-decreasing) ; known : {index: value} parameters held fixed ;
+    rows : the rows as the solvers read them (:mod:`.rows`): :class:`~dynid.identification.rows.TallRows` — the
+    regressor rows (all parameter columns), joint-major (each joint's rows together, in sample order: the solvers
+    read a joint's rows as a view), the torque minus the payload offset and the known parameters' torque, each row's
+    0-based joint — or, for a recording read block by block, the same compressed
+    (:class:`~dynid.identification.rows.FactoredRows`) ; known : {index: value} parameters held fixed ;
     theta_known : (n_params,) the known values, 0 elsewhere ; theta_hold : (n_params,) values of the
     parameters the data cannot identify (known, else the model's prior, else 0) ;
     base : structural base parameters (known ones excluded) ; decimation : fit on every k-th sample
     """
 
-    rows: np.ndarray
-    y: np.ndarray
-    joint: np.ndarray
+    rows: TallRows | FactoredRows
     known: dict[int, float]
     theta_known: np.ndarray
     theta_hold: np.ndarray
@@ -111,4 +111,4 @@ def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, 
         for i in range(plant.n_model):
             if i not in known:
                 theta_hold[i] = prior[i]
-    return Regression(rows, y, joint, known, theta_known, theta_hold, base, k)
+    return Regression(TallRows(rows, y, joint, plant.n_joints), known, theta_known, theta_hold, base, k)
