@@ -15,7 +15,6 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConfigError, IdentifiabilityError
-from ..metrics import relative_errors
 from ..models.base import Plant
 from ..models.inertia import physical_consistency
 from ..recording import Recording
@@ -26,6 +25,7 @@ from .diagnostics import assess
 from .options import IdentifyOptions, ParameterStatus
 from .regression import Regression, build_regression
 from .result import Identification
+from .summary import LogSummary
 from .consistent import ConsistentFit, fit_consistent
 from .solve import LeastSquares, lstsq_rows
 
@@ -105,14 +105,15 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)  # every sample, in chunks
     if on_evaluated is not None:
         on_evaluated(cond, tcmd)
-    errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
+    summary = LogSummary.of(cond, tcmd, reg.decimation)
+    errors = summary.errors(options.allowed_error)
     ident = Identification(
         plant=plant, theta=theta, std=sol.std, status=status, base=reg.base, base_values=sol.base_values,
         base_std=sol.lsq.std, base_excited=sol.lsq.excited, lsq=sol.lsq, cond=cond, tcmd=tcmd, errors=errors,
         diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values),
         estimator=("consistent" if sol.consistent is not None else "wls") if options.estimator == "auto"
         else options.estimator,
-        decimation=reg.decimation, consistent=sol.consistent, confounded=confounded)
+        decimation=reg.decimation, consistent=sol.consistent, confounded=confounded, summary=summary)
     step("diagnostics", 0.9)
     ident = assess(ident)                   # the prediction uncertainty and the diagnoses
     step("done", 1.0)
