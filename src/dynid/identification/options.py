@@ -124,9 +124,9 @@ class IdentifyOptions:
     decimate : int, optional
         Fit on every ``decimate``-th sample (Gautier's parallel filtering + decimation): the filtered
         signals hold no information above the cutoff, so the default ``max(1, floor(fs / (10·cutoff)))``
-        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap; beyond
-        ``regression.FIT_SAMPLES`` (10 000) samples it decimates further. The errors
-        and the REC still use every sample.
+        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap (never a stride set
+        by the recording's length, which can lock onto a periodic motion). The errors and the REC still use
+        every sample.
     align_torque : bool
         Estimate the torque/kinematics delay after a first fit and, if it is at least half a
         sample, shift the torque and fit again (the shift is recorded in the conditioning options).

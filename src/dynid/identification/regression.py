@@ -48,15 +48,12 @@ class Regression:
         return self.base.independent
 
 
-FIT_SAMPLES = 10_000
-"""The fit uses at most about this many samples by default (a longer recording is decimated further)."""
-
-
 def default_decimation(cond: Conditioned) -> int:
-    """Fit every k-th sample: ``k = max(1, floor(fs / (10·cutoff)), ceil(N / FIT_SAMPLES))`` (see
-    :class:`IdentifyOptions`): 5 × the Nyquist rate of the filtered band, and no more than ``FIT_SAMPLES``
-    samples — beyond that the estimate barely changes while the cost grows linearly."""
-    return max(1, int(1.0 / (10.0 * cond.cutoff_hz * cond.sample_period_s)), -(-cond.data_length // FIT_SAMPLES))
+    """Fit every k-th sample: ``k = max(1, floor(fs / (10·cutoff)))`` (see :class:`IdentifyOptions`): 5 × the
+    Nyquist rate of the filtered band — every sample the band needs, however long the recording. (A stride set by
+    the recording's length instead, to bound the rows, can land on a multiple of a periodic motion's period: the
+    fit then sees a few phases of the motion, and more data made the fit worse.)"""
+    return max(1, int(1.0 / (10.0 * cond.cutoff_hz * cond.sample_period_s)))
 
 
 def known_parameters(plant: Plant) -> dict[int, float]:
