@@ -101,6 +101,12 @@ class Identifier:
     topic : str, optional
         ROS 2 bags: the ``sensor_msgs/msg/JointState`` topic to read when the bag has several (joints are
         matched by the configuration's ``joint_names``; UR RTDE currents use its ``torque_constants``).
+    streaming : {"auto", "always", "never"}
+        Identify block by block, in memory bounded by the block size (:mod:`dynid.identification.streaming`):
+        ``auto`` (default) for recordings of at least ``STREAM_VALUES`` (500 000) samples × joints (CSV, RTDE,
+        Parquet files and recordings in memory; ``.npz`` files and ROS 2 bags are read whole), ``always``, or
+        ``never`` (the whole recording in memory). The errors are over every row either way; the diagnoses and
+        the REC of a recording read in blocks are on full-rate windows of it.
     """
 
     def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
@@ -111,7 +117,7 @@ class Identifier:
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
                  prior_weight: float = DEFAULT_PRIOR_WEIGHT, regularize: float | str = "auto", payload_of: FittedModel | str | os.PathLike | None = None,
                  element: str | None = None, group: int = 1, threads: int | None = None,
-                 topic: str | None = None) -> None:
+                 topic: str | None = None, streaming: str = "auto") -> None:
         self.model = model
         self.config = config
         self.urdf = urdf
@@ -135,11 +141,12 @@ class Identifier:
         self.group = group
         self.threads = threads
         self.topic = topic
+        self.streaming = streaming
 
     # ------------------------------------------------------------------ scikit-learn conventions
     _PARAMS = ("model", "config", "urdf", "friction", "cutoff", "estimator", "units", "threshold", "upper_threshold",
                "upper_fraction", "weighting", "allowed", "trim", "torque_delay", "align", "decimate", "prior_weight",
-               "regularize", "payload_of", "element", "group", "threads", "topic")
+               "regularize", "payload_of", "element", "group", "threads", "topic", "streaming")
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's options."""
@@ -285,17 +292,50 @@ class Identifier:
             model = self.build_model()
             if out_dir is not None:             # the REC's folder, name and header (checked again by write_run)
                 self._rec.target = (out_dir, self.group, self.element or default_element(model), model)
-            if not isinstance(recording, Recording):
-                analyse_ahead(Plant(model), options)    # (model-only work of the selection, while the file is read)
-            rec = self.read(recording, model)
-            self._check_cutoff(rec)
-            self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._rec.start,
-                                    on_evaluated=self._rec.finish)
+            source = self._stream_source(recording, model)
+            if source is not None:
+                from .streaming import identify_stream
+
+                user_cutoff = None if self.cutoff is None or isinstance(self.cutoff, str) else float(self.cutoff)
+                self.result_ = identify_stream(source, Plant(model), options, progress=progress,
+                                               check_cutoff=user_cutoff)
+            else:
+                if not isinstance(recording, Recording):
+                    analyse_ahead(Plant(model), options)  # (model-only work of the selection, while the file is read)
+                rec = self.read(recording, model)
+                self._check_cutoff(rec)
+                self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._rec.start,
+                                        on_evaluated=self._rec.finish)
             element = self.element or self.result_.model.element
             extra = {}
         self.model_ = self.result_.model.with_info(element=element, group=self.group, **extra)
         self.metrics_ = self.model_.metrics
         return self
+
+    def _stream_source(self, recording, model: DynamicModel):
+        """The recording as a block source when it is identified block by block (``streaming``), else None."""
+        from .streaming import STREAM_VALUES
+
+        mode = self.streaming
+        if mode not in ("auto", "always", "never"):
+            raise ConfigError(f"streaming must be 'auto', 'always' or 'never', got {mode!r}", options=("streaming",))
+        if mode == "never":
+            return None
+        if isinstance(recording, Recording):
+            if mode == "auto" and recording.n_samples * recording.n_joints < STREAM_VALUES:
+                return None
+            from ..recording import ArraySource
+
+            return ArraySource(self.read(recording, model))
+        from ..io.sources import open_source
+
+        config = model.config
+        source = open_source(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
+                             require_tau=True, transmission=config.transmission,
+                             torque_constants=config.torque_constants)
+        if source is None or (mode == "auto" and (source.n_samples_hint or 0) * source.n_joints < STREAM_VALUES):
+            return None
+        return source
 
     def _robot_of_payload_run(self, name: str) -> FittedModel:
         """The robot :attr:`payload_of` names: a :class:`FittedModel`, a result.json, or a softMC parameter program

@@ -71,15 +71,19 @@ def known_parameters(plant: Plant) -> dict[int, float]:
     return known
 
 
-def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, *, progress=None) -> Regression:
-    """The regression of ``plant`` on the conditioned recording ``cond``."""
+def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, *, progress=None,
+                     offset: int = 0, base: BaseParameters | None = None) -> Regression:
+    """The regression of ``plant`` on the conditioned recording ``cond`` (``offset``: the first row on the fit's
+    decimation grid — for a block of a longer recording, where the grid of the whole falls in it; ``base``: the
+    structural base parameters where known, e.g. from the recording's first block)."""
     step = progress or (lambda stage, frac: None)
     step("structural analysis", 0.2)
     known = known_parameters(plant)
-    base = structural_base(plant, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+    if base is None:
+        base = structural_base(plant, n_states=options.structural_states, seed=options.seed, exclude=list(known))
     step("regressor", 0.35)
     k = options.decimate or default_decimation(cond)
-    fit = np.arange(0, cond.data_length, k)                                 # decimated samples for the fit
+    fit = np.arange(offset, cond.data_length, k)                            # decimated samples for the fit
     args = (cond.q[fit], cond.qd[fit], cond.qdd[fit])
     blocks = plant.regressor_blocks(*args, sign=cond.sign[fit])            # (N/k, n, model | friction columns)
     off = plant.offset(*args)                                               # (N/k, n)

@@ -16,7 +16,7 @@ containers answer:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -164,26 +164,21 @@ class _Stretch:
     y: np.ndarray
 
 
-@dataclass
 class FactoredRows:
     """The rows of a recording of any length, compressed as they come (see the module docstring).
 
-    ``factor`` ``(n_joints, P+1, P+1)``: per joint the R factor of ``[W_j | y_j]`` (unscaled columns, the torque
-    last); ``count`` ``(n_joints,)`` rows; ``col_sum`` ``(n_joints, P+1)`` the column sums of ``[W_j | y_j]``.
+    Per joint: the R factor of ``[W_j[:, cols_j] | y_j]`` on the columns its rows touch so far (a serial arm's
+    joint j: the links from j on and its own friction; the others are zero in its rows), the torque last; the row
+    count; the column sums of ``[W_j | y_j]``.
     """
 
-    n_joints: int
-    n_columns: int
-    factor: np.ndarray = field(init=False)
-    count: np.ndarray = field(init=False)
-    col_sum: np.ndarray = field(init=False)
-    stretches: list = field(init=False, default_factory=list)
-
-    def __post_init__(self) -> None:
-        P = self.n_columns
-        self.factor = np.zeros((self.n_joints, P + 1, P + 1))
-        self.count = np.zeros(self.n_joints, dtype=np.int64)
-        self.col_sum = np.zeros((self.n_joints, P + 1))
+    def __init__(self, n_joints: int, n_columns: int) -> None:
+        self.n_joints, self.n_columns = n_joints, n_columns
+        self.cols: list[np.ndarray] = [np.zeros(0, dtype=int) for _ in range(n_joints)]
+        self.factor: list[np.ndarray] = [np.zeros((1, 1)) for _ in range(n_joints)]   # (m, len(cols)+1)
+        self.count = np.zeros(n_joints, dtype=np.int64)
+        self.col_sum = np.zeros((n_joints, n_columns + 1))
+        self.stretches: list[_Stretch] = []
 
     @property
     def n_rows(self) -> int:
@@ -196,10 +191,16 @@ class FactoredRows:
             Wj = W[rows]
             if Wj.shape[0] == 0:
                 continue
-            A = np.concatenate([self.factor[j], np.column_stack([Wj, y[rows]])])
-            R = tall_r_factor(A)
-            self.factor[j] = 0.0
-            self.factor[j][: R.shape[0]] = R
+            touched = np.flatnonzero(np.any(Wj != 0, axis=0))
+            cols = np.union1d(self.cols[j], touched)
+            old = self.factor[j]
+            if cols.size != self.cols[j].size:           # new columns: the factor so far is zero in them
+                grown = np.zeros((old.shape[0], cols.size + 1))
+                grown[:, np.searchsorted(cols, self.cols[j])] = old[:, :-1]
+                grown[:, -1] = old[:, -1]
+                self.cols[j], old = cols, grown
+            A = np.concatenate([old, np.column_stack([Wj[:, cols], y[rows]])])
+            self.factor[j] = tall_r_factor(A)
             self.count[j] += Wj.shape[0]
             self.col_sum[j, :-1] += Wj.sum(axis=0)
             self.col_sum[j, -1] += y[rows].sum()
@@ -211,7 +212,11 @@ class FactoredRows:
                 self.stretches.append(_Stretch(j, np.array(W[rows]), np.array(y[rows])))
 
     def column_norms(self) -> np.ndarray:
-        return np.sqrt(np.einsum("jik,jik->k", self.factor, self.factor)[:-1])
+        out = np.zeros(self.n_columns)
+        for j in range(self.n_joints):
+            F = self.factor[j]
+            out[self.cols[j]] += np.einsum("ik,ik->k", F[:, :-1], F[:, :-1])
+        return np.sqrt(out)
 
     def joint_factors(self, columns: np.ndarray, col_scale: np.ndarray) -> np.ndarray:
         k = columns.size
@@ -219,21 +224,27 @@ class FactoredRows:
         for j in range(self.n_joints):
             if not self.count[j]:
                 continue
-            A = np.column_stack([self.factor[j][:, columns] / col_scale, self.factor[j][:, -1]])
+            inside = np.isin(columns, self.cols[j])
+            at = np.searchsorted(self.cols[j], columns[inside])
+            A = np.zeros((self.factor[j].shape[0], k + 1))
+            A[:, np.flatnonzero(inside)] = self.factor[j][:, at] / col_scale[inside]
+            A[:, -1] = self.factor[j][:, -1]
             R = np.linalg.qr(A, mode="r")
             F[j][: R.shape[0]] = R
         return F
 
     def _norms2(self, x: np.ndarray) -> np.ndarray:
         """``(n_joints,)`` per joint ``‖W_j x − y_j‖²``."""
-        v = np.append(x, -1.0)
-        r = self.factor @ v
-        return np.einsum("ji,ji->j", r, r)
+        out = np.zeros(self.n_joints)
+        for j in range(self.n_joints):
+            r = self.factor[j] @ np.append(x[self.cols[j]], -1.0)
+            out[j] = r @ r
+        return out
 
     def joint_std(self, x: np.ndarray | None = None) -> np.ndarray:
         cnt = self.count.astype(float)
         if x is None:
-            ss = np.einsum("ji,ji->j", self.factor[:, :, -1], self.factor[:, :, -1])
+            ss = np.array([F[:, -1] @ F[:, -1] for F in self.factor])
             total = self.col_sum[:, -1]
         else:
             ss = self._norms2(x)

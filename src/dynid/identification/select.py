@@ -66,7 +66,7 @@ from .result import Identification
 __all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for", "CutoffSelection", "AutoSelection", "select_auto",
            "analyse_ahead", "RIDGES",
            "select_cutoff", "FACTORS", "aligned", "MIN_GAIN", "FIT_SHARE", "selection_rows", "CandidateData",
-           "recording_candidates"]
+           "recording_candidates", "candidate_cutoffs"]
 
 MIN_GAIN = 0.02
 """A richer friction model, or another cutoff than the default, must lower the held-out error by this
@@ -214,6 +214,15 @@ class CandidateData:
     rows: Callable
 
 
+def candidate_cutoffs(default_hz: float, dt: float, copt, factors: Sequence[float] | None = FACTORS) -> list[float]:
+    """The cutoffs :func:`select_auto` scores: ``factor × default`` below softMC's 125 Hz and 0.4 fs, and the default
+    (``factors`` None: no choice — the options' cutoff, else the default)."""
+    if factors is None:
+        return [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
+    top = min(MAX_CUTOFF_SHARE * copt.max_cutoff_hz, 0.4 / dt)         # softMC's rule: below 125 Hz
+    return sorted({float(f * default_hz) for f in factors if 0 < f * default_hz <= top} | {default_hz})
+
+
 def recording_candidates(rec: Recording, plant: Plant, options: IdentifyOptions) -> CandidateData:
     """:class:`CandidateData` of a recording in memory (conditioned whole at each cutoff)."""
     copt = options.conditioning
@@ -335,11 +344,7 @@ def select_auto(rec: Recording | None, plant: Plant, options: IdentifyOptions | 
     first = Plant(model.with_config(friction=specs[0]))
     data = data if data is not None else recording_candidates(rec, first, options)
     dt, default_hz = data.sample_period, data.default_hz
-    if cutoff:
-        top = min(MAX_CUTOFF_SHARE * copt.max_cutoff_hz, 0.4 / dt)         # softMC's rule: below 125 Hz
-        cutoffs = sorted({float(f * default_hz) for f in factors if 0 < f * default_hz <= top} | {default_hz})
-    else:
-        cutoffs = [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
+    cutoffs = candidate_cutoffs(default_hz, dt, copt, factors if cutoff else None)
     prior = model.prior_parameters()
     ridges = RIDGES if ridge and prior is not None else (options.prior_regularization,)
     conditioned = data.condition

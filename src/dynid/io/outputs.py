@@ -185,18 +185,32 @@ def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *,
     """``IDNT<group>.REC`` content (SI units, bytes-like): the conditioned signals ``cond`` of the run and the
     model torque ``tcmd`` ``(N, n_joints)`` on them; ``rows``: those already formatted by :func:`rec_rows_of`
     (used once)."""
-    return format_rec(cond.t, _rec_channels(cond, tcmd), _rec_header(model.element, model.model, cond), rows=rows)
+    return format_rec(cond.t, _rec_channels(cond, tcmd), _rec_header(model.element, model.model, cond, model.conditioning),
+                      rows=rows)
 
 
-def _rec_header(element: str, dyn, cond) -> dict[str, Any]:
-    """The REC's header: the run's conditioning and the model's joints and units (not its parameters)."""
+def _rec_header(element: str, dyn, cond, conditioning: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The REC's header: the run's conditioning and the model's joints and units (not its parameters).
+
+    ``conditioning``: the fitted model's (result.json's) — its lengths and moving samples are the whole recording's,
+    where the REC holds windows of a long one (``cond``'s rows: the header then says which)."""
     tr = dyn.config.transmission
     motor_side = tr is not None and tr.records_motor_side
+    lengths = {"moving_samples": cond.moving_samples, "raw_length": cond.raw_length, "data_length": cond.data_length,
+               "first_raw_sample": cond.start}
+    windows = {}
+    if conditioning is not None and int(conditioning.get("data_length", cond.data_length)) != cond.data_length:
+        lengths = {"moving_samples": conditioning["moving_samples"], "raw_length": conditioning["raw_length"],
+                   "data_length": conditioning["data_length"], "first_raw_sample": conditioning["trim_samples"]}
+        gaps = np.flatnonzero(np.diff(cond.t) > 1.5 * cond.sample_period_s)
+        starts, ends = np.r_[0, gaps + 1], np.r_[gaps, cond.data_length - 1]
+        windows = {"rows": f"{cond.data_length} rows: {starts.size} full-rate windows of the recording (it was read in "
+                           "blocks); the lengths, moving samples and errors are over every row",
+                   "windows_s": [[float(cond.t[a]), float(cond.t[b])] for a, b in zip(starts, ends)]}
     return jsonable({
         "element": element, "model": dyn.name, "softmc_dynamic_model": dyn.softmc_model,
         "sample_period_s": cond.sample_period_s, "cutoff_hz": cond.cutoff_hz,
-        "velocity_threshold": cond.velocity_threshold, "moving_samples": cond.moving_samples,
-        "raw_length": cond.raw_length, "data_length": cond.data_length, "first_raw_sample": cond.start,
+        "velocity_threshold": cond.velocity_threshold, **lengths, **windows,
         "joints": [j.name for j in dyn.joints],
         **({"transmission": tr.to_dict()} if tr is not None else {}),
         "units": {"t": "s", "position": [position_unit(k) for k in dyn.joint_kinds],
@@ -409,7 +423,8 @@ def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *
     if staged is not None and not (staged.cond is cond and staged.tcmd is tcmd
                                    and staged.path == _rec_path(out, group)
                                    and staged.staging.holds(staged.path)
-                                   and staged.header == _rec_header(model.element, model.model, cond)):
+                                   and staged.header == _rec_header(model.element, model.model, cond,
+                                                                    model.conditioning)):
         staged.staging.discard()
         staged = None
     with (staged.staging if staged is not None else Staging()) as staging:

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import FileFormatError, InputDataError, MissingExtraError
-from ..recording import Recording
+from ..recording import Recording, check_values
 from ..models.transmission import Transmission
 from ..units import position_scale
 
@@ -157,7 +157,10 @@ def _check_units(rec: Recording, kinds: Sequence[str], units: str, src: str) -> 
 
 
 def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joints: int | None,
-              require_tau: bool, use_derivatives: bool) -> Recording:
+              require_tau: bool, use_derivatives: bool, *, min_samples: int = MIN_SAMPLES, first_row: int = 0,
+              previous_t: float | None = None) -> Recording:
+    """The recording of a file's columns (``first_row``, ``previous_t``: for a block of a longer file, the data rows
+    before it and the time of the last, so messages name the file's rows)."""
     if "t" not in cols:
         raise FileFormatError(f"{src}: no column 't' (time in seconds)",
                               hint=f"the header must name t, q1.., tau1..; found {_names(cols)}")
@@ -209,9 +212,11 @@ def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joi
     dq = stack("dq", False) if use_derivatives else None
     ddq = stack("ddq", False) if use_derivatives and dq is not None else None
     t = cols["t"]
-    if t.shape[0] < MIN_SAMPLES:
+    if t.shape[0] < min_samples:
         raise InputDataError(f"{src}: only {t.shape[0]} samples; at least {MIN_SAMPLES} are needed",
                              hint="record longer (several cycles of every joint)")
+    if first_row or previous_t is not None:
+        check_values({"t": t, "q": q, "tau": tau, "qd": dq, "qdd": ddq}, src, first_row, previous_t)
     return Recording(t, q, tau, dq, ddq, meta, src)
 
 
@@ -323,8 +328,8 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     return cols, meta
 
 
-def _locate_bad_row(body: list[str], header: list[str], src: str) -> None:
-    for r, line in enumerate(body, start=1):
+def _locate_bad_row(body: list[str], header: list[str], src: str, first_row: int = 0) -> None:
+    for r, line in enumerate(body, start=first_row + 1):
         fields = line.split(",")
         if len(fields) != len(header):
             raise FileFormatError(f"{src}: data row {r} has {len(fields)} fields but the header has {len(header)}",
