@@ -260,7 +260,7 @@ def _gate_pass(source: RecordingSource, scan: Scan, plans: dict[float, BlockPlan
             if hv is not None:
                 s.stick_noise.add(hv[own])
 
-    margin = max(p.margin for p in plans.values())
+    margin = max(p.noise_margin for p in plans.values())
     with _workers(len(plans)) as pool:
         for ext in _pass(source, scan, margin, step, "measuring the velocity noise"):
             list(pool.map(lambda fc: measure(ext, fc), plans))
@@ -288,7 +288,7 @@ def _band_noise(source: RecordingSource, scan: Scan, plans: dict[float, BlockPla
     bands = {fc: np.maximum(0.5 * fc, 2.0 * scan.bandwidth) for fc in plans}
     samples = {fc: Sample(n, NOISE_SAMPLE, 2) for fc in plans if suspect[fc].any()}
     margin = max(margin_rows(float(bands[fc][suspect[fc]].min()), dt) for fc in samples)
-    margin = max(margin, max(plans[fc].margin for fc in samples))
+    margin = max(margin, max(plans[fc].noise_margin for fc in samples))
     for ext in _pass(source, scan, margin, step, "measuring the velocity noise"):
         for fc in samples:
             f = filter_signals(ext.q, None, ext.qd, ext.qdd, cutoff=fc, dt=dt, options=opts)

@@ -134,10 +134,14 @@ class BlockPlan:
 
     @property
     def margin(self) -> int:
-        """Rows of margin each block needs: the filters down to half the cutoff (the velocity noise's high-pass),
-        the torque shift, and the stick detection's reach."""
+        """Rows of margin each block's conditioning needs: the low-pass filters, the torque shift, and the stick
+        detection's reach (:attr:`noise_margin`: also the velocity noise's high-pass at half the cutoff)."""
         shift = int(math.ceil(abs(self.options.torque_delay_s) / self.dt)) + 1
-        return margin_rows(0.5 * self.cutoff, self.dt) + shift + int(math.ceil(1.0 / (self.cutoff * self.dt)))
+        return margin_rows(self.cutoff, self.dt) + shift + int(math.ceil(1.0 / (self.cutoff * self.dt)))
+
+    @property
+    def noise_margin(self) -> int:
+        return self.margin + margin_rows(0.5 * self.cutoff, self.dt) - margin_rows(self.cutoff, self.dt)
 
     def with_gate(self, gate: Gate) -> "BlockPlan":
         return replace(self, gate=gate)
