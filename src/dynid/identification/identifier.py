@@ -104,7 +104,7 @@ class Identifier:
     streaming : {"auto", "always", "never"}
         Identify block by block, in memory bounded by the block size (:mod:`dynid.identification.streaming`):
         ``auto`` (default) for recordings of at least ``STREAM_VALUES`` (500 000) samples × joints (CSV, RTDE,
-        Parquet files and recordings in memory; ``.npz`` files and ROS 2 bags are read whole), ``always``, or
+        Parquet files, ROS 2 bags and recordings in memory; ``.npz`` files are read whole), ``always``, or
         ``never`` (the whole recording in memory). The errors are over every row either way; the diagnoses and
         the REC of a recording read in blocks are on full-rate windows of it.
     """
@@ -332,7 +332,8 @@ class Identifier:
         config = model.config
         source = open_source(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
                              require_tau=True, transmission=config.transmission,
-                             torque_constants=config.torque_constants)
+                             torque_constants=config.torque_constants, joint_names=config.joint_names,
+                             topic=self.topic)
         if source is None or (mode == "auto" and (source.n_samples_hint or 0) * source.n_joints < STREAM_VALUES):
             return None
         return source

@@ -7,7 +7,8 @@ and data row — so a block is what the whole file's reader would give for those
 (the positions' plausibility in the declared units) is checked on the ranges the first pass finds
 (:meth:`FileSource.check_ranges`). The numbers of a CSV body are parsed by the compiled parser where it is built
 (the same numbers as numpy's), by numpy otherwise; a block's first rows are counted so a bad cell is named by its
-row in the file. ``.npz`` recordings and ROS 2 bags are read whole (:func:`open_source` returns None for them).
+row in the file. ROS 2 bags are read in chunks of messages (:class:`_McapSource`); ``.npz`` recordings are read
+whole (:func:`open_source` returns None for them).
 """
 
 from __future__ import annotations
@@ -310,12 +311,204 @@ class _ParquetSource(FileSource):
             first += batch.num_rows
 
 
+class _McapSource(FileSource):
+    """A ROS 2 bag's JointState messages read in chunks of messages (:mod:`dynid.io.ros2`'s rules: joints matched
+    by name, header stamps or log times, messages at one time merged, samples without every position dropped).
+    Its decisions — the joints, the time source, whether the recording has torques and velocities — are made on a
+    first read of the whole bag, as the whole bag's reader makes them; messages are merged within a chunk of
+    ``CHUNK_MESSAGES`` and sorted there, and a sample logged before one already read is dropped (a warning counts
+    them)."""
+
+    CHUNK_MESSAGES = 50_000
+
+    def __init__(self, path: Path, *, joint_names=None, topic=None, **kw) -> None:
+        from . import ros2
+
+        super().__init__(path, **kw)
+        try:
+            from mcap.reader import make_reader
+            from mcap_ros2.decoder import DecoderFactory
+        except ImportError as err:
+            module = (err.name or "mcap_ros2").split(".")[0]
+            raise MissingExtraError("reading ROS 2 .mcap bags", "ros", ros2._PIP_NAMES.get(module, module)) from err
+        self.files = sorted(path.glob("*.mcap")) if path.is_dir() else [path]
+        if not self.files:
+            raise FileFormatError(f"{path}: a folder without .mcap files", hint="give the bag's .mcap file or its folder")
+        self.make_reader, self.factory = make_reader, DecoderFactory()
+        self.bags = [ros2._scan(f, make_reader) for f in self.files]
+        topics: dict[str, str] = {}
+        for bag in self.bags:
+            topics.update(bag["topics"])
+        joint_topics = [tp for tp, schema in topics.items() if schema in ros2.JOINT_STATE_SCHEMAS]
+        self.topic = ros2._choose_topic(str(path), topics, joint_topics, topic)
+        self.where = f"{path}, topic {self.topic}"
+        self.joint_names = joint_names
+        self._decide()
+        self._setup()
+
+    def _messages(self):
+        from . import ros2
+
+        for f, bag in zip(self.files, self.bags):
+            yield from ros2.messages(f, bag, self.topic, self.factory, self.make_reader)
+
+    def _chunks(self):
+        chunk = []
+        for msg in self._messages():
+            chunk.append(msg)
+            if len(chunk) >= self.CHUNK_MESSAGES:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    def _table(self, chunk, first: int):
+        """Stamps, log times and the fields ``(m, n)`` of a chunk of messages in the target's columns."""
+        from . import ros2
+
+        m, n = len(chunk), len(self.target)
+        stamp, logged = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+        values = {f: np.full((m, n), np.nan) for f in ros2._FIELDS}
+        for i, msg in enumerate(chunk):                 # per message (their names may differ)
+            entry = self.index_of.get(msg.name)
+            if entry is None:
+                entry = self.index_of[msg.name] = ros2._index(msg.name, self.column, self.target, self.where,
+                                                              first + i + 1, self.joint_names is not None,
+                                                              self.ignored)
+            idx, keep = entry
+            size = len(msg.name) if msg.name else idx.size
+            for f in ros2._FIELDS:
+                v = getattr(msg, f)
+                if len(v) == size:
+                    values[f][i, idx] = v if keep is None else np.asarray(v, dtype=float)[keep]
+                elif len(v):
+                    raise FileFormatError(f"{self.where}: message {first + i + 1} has {size} joints but {len(v)} {f} "
+                                          "values", hint="each of position, velocity, effort holds one value per "
+                                                         "name, or none")
+            stamp[i], logged[i] = msg.sec * 1_000_000_000 + msg.nanosec, msg.log_ns
+        return stamp, logged, values
+
+    def _merged(self):
+        """Per chunk: the times and the fields, merged by time and sorted within the chunk, and the messages that
+        went back before the chunks already read (dropped)."""
+        from . import ros2
+
+        first, last = 0, None
+        for chunk in self._chunks():
+            stamp, logged, values = self._table(chunk, first)
+            first += len(chunk)
+            ns, values, _, _ = ros2._merge_by_time(stamp if self.stamps else logged, values)
+            late = ns <= last if last is not None else np.zeros(ns.size, dtype=bool)
+            if late.all():
+                yield ns[:0], {f: v[:0] for f, v in values.items()}, int(late.sum())
+                continue
+            last = int(ns[~late][-1])
+            yield ns[~late], {f: v[~late] for f, v in values.items()}, int(late.sum())
+
+    def _decide(self) -> None:
+        """The whole bag's decisions (a read of every message; :func:`dynid.io.ros2.read_mcap`'s rules)."""
+        from . import ros2
+
+        first_msg = next(self._messages(), None)
+        if first_msg is None:
+            raise FileFormatError(f"{self.source}: topic {self.topic} holds no messages",
+                                  hint="record the joint states, or choose another topic", options=("topic",))
+        if self.joint_names is not None:
+            self.target = [str(n) for n in self.joint_names]
+        elif len(first_msg.name):
+            self.target = [str(n) for n in first_msg.name]
+        else:
+            self.target = [f"joint {j + 1}" for j in range(len(first_msg.position))]
+        n = len(self.target)
+        if n == 0 or len(set(self.target)) != n:
+            raise FileFormatError(f"{self.where}: the joints of the first message are {self.target}",
+                                  hint="every joint needs its own name")
+        if self.n_joints_model is not None and n != self.n_joints_model:
+            raise FileFormatError(f"{self.where}: the messages hold {n} joints ({', '.join(self.target)}) but the "
+                                  f"model has {self.n_joints_model}", hint="choose the model that matches the robot")
+        self.column = {name: j for j, name in enumerate(self.target)}
+        self.index_of, self.ignored = {}, []
+        zero = total = 0
+        t0_stamp = t0_log = None
+        for chunk in self._chunks():                    # the time source: header stamps where every one is set
+            stamps = np.array([msg.sec * 1_000_000_000 + msg.nanosec for msg in chunk], dtype=np.int64)
+            logged = np.array([msg.log_ns for msg in chunk], dtype=np.int64)
+            zero += int((stamps == 0).sum())
+            total += stamps.size
+            t0_stamp = min(t0_stamp, int(stamps.min())) if t0_stamp is not None else int(stamps.min())
+            t0_log = min(t0_log, int(logged.min())) if t0_log is not None else int(logged.min())
+        self.stamps = zero == 0
+        if 0 < zero:
+            warnings.warn(f"{self.where}: {zero} of {total} messages have no header stamp; the time the recorder "
+                          "logged each message is used instead", stacklevel=3)
+        self.t0 = t0_stamp if self.stamps else t0_log
+        pos = eff = vel = dropped = samples = 0
+        seen = np.zeros(n, dtype=bool)
+        for ns, values, late in self._merged():
+            samples += ns.size
+            full = {f: ~np.isnan(v).any(axis=1) for f, v in values.items()}
+            seen |= ~np.isnan(values["position"]).all(axis=0)
+            pos += int(full["position"].sum())
+            eff += int((full["effort"] & full["position"]).sum())
+            vel += int((full["velocity"] & full["position"]).sum())
+            dropped += late
+        if not seen.all():
+            missing = [self.target[j] for j in np.flatnonzero(~seen)]
+            raise FileFormatError(f"{self.where}: joint{'s' if len(missing) > 1 else ''} {', '.join(missing)} of the "
+                                  "configuration's joint_names never appear in the bag",
+                                  hint="give joint_names as the bag names the joints")
+        if pos == 0:
+            raise InputDataError(f"{self.where}: no sample holds the position of every joint",
+                                 hint="record all joints in each JointState message (or at the same header stamp)")
+        self.has_effort = eff >= 0.5 * pos
+        if not self.has_effort and self.require_tau:
+            raise FileFormatError(f"{self.where}: the JointState messages carry no effort (joint torque)",
+                                  hint="identification needs the measured joint torques: record effort in the "
+                                       "joint states")
+        kept = eff if self.has_effort else pos
+        self.has_velocity = vel >= kept
+        self.n_samples_hint = kept
+        self.meta = {"topic": self.topic, "joint_names": ",".join(self.target),
+                     "time": "header.stamp" if self.stamps else "log_time", "t0_ns": str(self.t0)}
+        robot = next((b["robot"] for b in self.bags if b["robot"]), None)
+        if robot:
+            self.meta["robot"] = robot
+        notes = []
+        if self.ignored:
+            notes.append(f"joints {', '.join(sorted(self.ignored))} of the bag are not in the configuration's "
+                         f"joint_names and left out")
+        if pos < samples:
+            notes.append(f"{samples - pos} samples without the position of every joint dropped")
+        if self.has_effort and eff < pos:
+            notes.append(f"{pos - eff} samples without the effort of every joint dropped")
+        if dropped:
+            notes.append(f"{dropped} samples logged before samples already read (a bag read in chunks is not "
+                         "sorted as a whole) dropped")
+        if notes:
+            warnings.warn(f"{self.where}: " + "; ".join(notes), stacklevel=3)
+
+    def _columns(self, rows: int):
+        first = 0
+        for ns, values, _ in self._merged():
+            keep = ~np.isnan(values["position"]).any(axis=1)
+            if self.has_effort:
+                keep &= ~np.isnan(values["effort"]).any(axis=1)
+            cols = {"t": (ns[keep] - self.t0) * 1e-9}
+            for f, prefix, present in (("position", "q", True), ("velocity", "dq", self.has_velocity),
+                                       ("effort", "tau", self.has_effort)):
+                if present:
+                    for j in range(len(self.target)):
+                        cols[f"{prefix}{j + 1}"] = values[f][keep, j]
+            yield first, cols
+            first += int(keep.sum())
+
+
 def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_kinds: Sequence[str] | None = None,
                 units: str = "si", require_tau: bool = False, use_derivatives: bool = True,
-                transmission: Transmission | None = None, torque_constants: Sequence[float] | None = None
-                ) -> FileSource | None:
+                transmission: Transmission | None = None, torque_constants: Sequence[float] | None = None,
+                joint_names: Sequence[str] | None = None, topic: str | None = None) -> FileSource | None:
     """The recording file ``path`` as a :class:`~dynid.recording.RecordingSource` read block by block (the
-    arguments of :func:`~dynid.io.readers.read_recording`), or None for a format read whole (``.npz``, ROS 2 bags).
+    arguments of :func:`~dynid.io.readers.read_recording`), or None for a format read whole (``.npz``).
 
     Raises
     ------
@@ -330,10 +523,12 @@ def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_k
         raise FileFormatError(f"{path}: no such file", hint="check the path of the recording")
     if units not in ("si", "softmc"):
         raise FileFormatError(f"units must be 'si' or 'softmc', got {units!r}")
-    if path.is_dir() or path.suffix.lower() in (".npz", ".mcap") or ros2.is_mcap(path):
-        return None
     kw = dict(n_joints=n_joints, joint_kinds=joint_kinds, units=units, require_tau=require_tau,
               use_derivatives=use_derivatives, transmission=transmission)
+    if path.suffix.lower() == ".mcap" or ros2.is_mcap(path):
+        return _McapSource(path, joint_names=joint_names, topic=topic, **kw)
+    if path.is_dir() or path.suffix.lower() == ".npz":
+        return None
     if path.suffix.lower() in (".parquet", ".pq"):
         return _ParquetSource(path, **kw)
     with open(path, "rb") as fh:
