@@ -84,6 +84,9 @@ def add_parser(sub) -> None:
                         "payload coefficients (L^2, g*L, g*cos(alpha), ...)")
     p.add_argument("--threads", type=int, metavar="N", help="threads for the numerics (default: DYNID_NUM_THREADS, "
                    "else every core)")
+    p.add_argument("--streaming", choices=("auto", "always", "never"), default="auto",
+                   help="identify block by block in bounded memory: auto (recordings of 500 000 samples x joints and "
+                        "more), always, or never (the whole recording in memory)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
     add_registry_options(p)
     p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
@@ -127,7 +130,8 @@ def estimator(args) -> Identifier:
                       prior_weight=args.prior_weight, regularize=args.regularize, payload_of=args.payload_of,
                       element=args.element,
                       group=args.group, threads=args.threads,
-                      topic=getattr(args, "topic", None))  # batch has no --topic
+                      topic=getattr(args, "topic", None),  # batch has no --topic
+                      streaming=getattr(args, "streaming", "auto"))
 
 
 def run(args) -> int:

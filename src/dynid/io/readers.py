@@ -174,6 +174,9 @@ def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joi
         raise FileFormatError(f"{src}: no joint position columns q1, q2, ...", hint=f"found columns {_names(cols)}")
     expected = list(range(1, nq + 1))
     if sorted(groups["q"]) != expected:
+        if 0 in groups["q"] or 0 in groups["tau"]:
+            raise FileFormatError(f"{src}: columns are numbered from 0 ({'q0' if 0 in groups['q'] else 'tau0'}); "
+                                  "dynid numbers joints from 1", hint="rename the columns q1..qn, tau1..taun")
         missing = sorted(set(range(1, max(groups["q"]) + 1)) - set(groups["q"]))
         raise FileFormatError(f"{src}: position columns are not numbered 1..n: column q{missing[0]} is missing",
                               hint="name the position columns q1, q2, ... without gaps")

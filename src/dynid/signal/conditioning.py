@@ -133,6 +133,9 @@ class ConditioningOptions:
             raise ConfigError(f"filter_order must be >= 1, got {self.filter_order}")
         if self.trim is not None and self.trim < 0:
             raise ConfigError(f"trim must be >= 0 samples, got {self.trim}")
+        if not math.isfinite(self.torque_delay_s):
+            raise ConfigError(f"the torque delay must be a finite time in seconds, got {self.torque_delay_s!r}",
+                              options=("torque_delay",))
 
 
 @dataclass(frozen=True)
