@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from ..fleet.batch import SUMMARY_NAME, BatchInterrupted, BatchResult, find_recordings, run_batch
 from ..identification.consistent import DEFAULT_PRIOR_WEIGHT
@@ -15,7 +16,7 @@ from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _common
 from ._common import EXIT_FAILED, EXIT_OK, Progress, print_json, table, wrap
-from .identify import _cutoff, _regularize, add_common_model_args, estimator
+from .identify import _cutoff, _regularize, add_common_model_args, estimator, run_outputs
 
 EXIT_INTERRUPTED = 130
 
@@ -89,7 +90,21 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON (a row per recording)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no line per run on stderr")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run, upper_threshold=None, upper_fraction=None, payload_of=None)
+    p.set_defaults(run=run, upper_threshold=None, upper_fraction=None, payload_of=None, inputs_of=_inputs_of,
+                   outputs_of=_outputs_of)
+
+
+def _inputs_of(args) -> list:
+    """The recordings (for :func:`~dynid.cli._common.check_inputs_kept`)."""
+    return [("DIR|GLOB", str(p), p) for p in find_recordings(args.recordings, exclude=args.out)]
+
+
+def _outputs_of(args) -> list:
+    """summary.csv and each recording's run folder (for :func:`~dynid.cli._common.check_inputs_kept`)."""
+    found = [("--out", args.out, Path(args.out) / SUMMARY_NAME)]
+    for p in find_recordings(args.recordings, exclude=args.out):
+        found += [("--out", args.out, f) for _, _, f in run_outputs(os.path.join(args.out, p.stem), args.group)]
+    return found
 
 
 def _line(res: BatchResult, done: int, total: int) -> str:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ._common import EXIT_OK, Progress, RawDescriptionHelpFormatter, print_json
 from ._source import add_model_source, load_model
+
+SUFFIXES = {"c": (".c", ".h"), "st": (".st",), "python": (".py",)}
+"""The files --out DIR gets per --lang: --name + these."""
 
 DESCRIPTION = """\
 Generate the torque of an identified model (RESULT.json, or a softMC IDNT<g>.PRG with --model and
@@ -32,7 +36,8 @@ def add_parser(sub) -> None:
     p.add_argument("--name", default="dynid_model", metavar="NAME", help="file name stem (default dynid_model)")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: [("--out", args.out, Path(args.out) / (args.name + suffix))
+                                                     for suffix in SUFFIXES[args.lang]])
 
 
 def run(args) -> int:

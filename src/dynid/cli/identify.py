@@ -54,7 +54,9 @@ def add_parser(sub) -> None:
                    help="position units of the file: si (rad, m) or softmc (deg, mm)")
     p.add_argument("--element", metavar="NAME", help="softMC element name in the PRG (default: robot type, or the axis name)")
     p.add_argument("--group", type=int, default=1, metavar="N", help="group number: output files IDNT<N>.PRG/.REC")
-    p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder")
+    p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder: this run's outputs replace an "
+                   "earlier run's there (its report too, with --no-report); other files are kept; a failed or "
+                   "interrupted run leaves it as it was")
     p.add_argument("--threshold", metavar="V[,V..]", help="velocity gating threshold per joint [rad/s or m/s] "
                    "(default: max(1 %% of peak velocity, 2 x velocity noise))")
     p.add_argument("--estimator", choices=ESTIMATORS, default="auto",
@@ -92,7 +94,15 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: run_outputs(args.out, args.group))
+
+
+def run_outputs(out: str, group: int) -> list[tuple[str, str, Path]]:
+    """The files an identification into folder ``out`` writes, replaces or removes there (``--out``), for
+    :func:`~dynid.cli._common.check_inputs_kept`."""
+    from ..io.outputs import earlier_outputs
+
+    return [("--out", out, p) for p in earlier_outputs(out, group)]
 
 
 def _regularize(text: str):

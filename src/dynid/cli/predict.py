@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._atomic import atomic_write_bytes
+from .._atomic import Staging
 from ..io._fastcsv import format_rows
+from ..io.outputs import report_files
 from ..io.readers import read_recording
 from .._json import jsonable
 from ..errors import ConfigError
@@ -37,14 +38,15 @@ def add_parser(sub) -> None:
                    "kept beside it (FILE's stem + .validation.npz), so 'dynid report' re-renders it whole")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: [("--report", args.report, f)
+                                                     for f in report_files(args.report)[1:]] if args.report else [])
 
 
 def run(args) -> int:
     if args.report and is_prg_source(args):
         raise ConfigError("--report shows the identification report of a result.json; a PRG holds no record of "
                           "the identification", hint="pass the result.json, or drop --report")
-    with Progress("predict", quiet=args.quiet or args.json) as progress:
+    with Progress("predict", quiet=args.quiet or args.json) as progress, Staging() as staging:
         progress(f"reading {Path(args.recording).name}", 0.0)
         fitted = load_model(args)
         model = fitted.model
@@ -58,13 +60,14 @@ def run(args) -> int:
             from ..report import write_validation_report
 
             progress("validation report", 0.7)
-            write_validation_report(args.result, pred, args.report, source=args.recording)
+            write_validation_report(args.result, pred, args.report, source=args.recording, staging=staging)
         progress("writing the torques", 0.85)
         n = model.n_joints
         text = (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode() + format_rows(
             np.column_stack([pred.t, pred.tau]))
         if args.out:
-            atomic_write_bytes(args.out, text)
+            staging.write(args.out, text)
+        staging.commit()                # the torques and the report together
     if not args.out and not args.json:
         sys.stdout.write(text.decode())
     report = None

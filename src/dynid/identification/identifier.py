@@ -248,8 +248,9 @@ class Identifier:
         ``out_dir``: the folder :meth:`write` will be given, if known. With two threads allowed, the REC (tens of MB
         for a long recording) is then written there under a temporary name during the fit, and
         :meth:`write` to that folder renames it in with the other outputs; nothing appears under an output's name
-        before :meth:`write`, and a temporary :meth:`write` does not take is removed (at the next :meth:`fit`, or
-        when the estimator is collected or the process ends). Without it :meth:`write` makes the REC itself.
+        before :meth:`write`, and a temporary :meth:`write` does not take is removed (when the fit fails or is
+        interrupted, at the next :meth:`fit`, or when the estimator is collected or the process ends). Without it
+        :meth:`write` makes the REC itself.
 
         Raises
         ------
@@ -261,7 +262,12 @@ class Identifier:
         if self.threads is not None and int(self.threads) < 1:
             raise ConfigError(f"threads must be >= 1, got {self.threads}", options=("threads",))
         with limit_threads(self.threads):
-            return self._fit(recording, progress, out_dir)
+            try:
+                return self._fit(recording, progress, out_dir)
+            except BaseException:           # (an error or Ctrl-C: the REC begun for write() is removed)
+                if getattr(self, "_rec", None) is not None:
+                    self._rec.drop()
+                raise
 
     def _fit(self, recording, progress, out_dir=None) -> "Identifier":
         from ..io.outputs import RecAhead
@@ -365,21 +371,37 @@ class Identifier:
         return model.predict(self.read(recording, model.model, require_tau=False))
 
     def write(self, out_dir: str | os.PathLike, *, source: Mapping[str, Any] | None = None, report: bool = True,
-              history: Mapping[str, Any] | None = None) -> dict[str, Path]:
+              history: Mapping[str, Any] | None = None, tag: str = "") -> dict[str, Path]:
         """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``;
         ``source`` (e.g. the recording's path) is recorded in result.json; ``history`` (the robot's runs in a
-        registry, :meth:`dynid.fleet.registry.Registry.history_view`) is shown in the report."""
-        from ..io.outputs import write_run
+        registry, :meth:`dynid.fleet.registry.Registry.history_view`) is shown in the report.
+
+        All of them are staged first — the report rendered from the staged files, as ``dynid report`` would — and
+        put in place together, with the removal of the earlier run's outputs they do not replace (its report too,
+        when ``report`` is False; :func:`dynid.io.outputs.earlier_outputs`): an error or an interrupt
+        (``KeyboardInterrupt``) leaves ``out_dir`` as it was (absent, if it was), a finished write leaves this run's
+        outputs beside the folder's other files, which are never touched. ``tag``: put into the staging folder's
+        name (:class:`~dynid._atomic.Staging`).
+
+        Raises
+        ------
+        OutputError
+            An output cannot be written (a full disk, a read-only folder): nothing was changed.
+        """
+        from ..io.outputs import REPORT_NAME, stage_run
 
         model = self._fitted().with_info(source=dict(source or {}),
                                          created=_dt.datetime.now().isoformat(timespec="seconds"))
         props = self.payload_.prg_properties() if self.payload_ is not None else None
         ahead = self._rec.take(self.result_.cond, self.result_.tcmd) if getattr(self, "_rec", None) else {}
-        written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props, **ahead)
-        if report:  # rendered from the files just written, as 'dynid report' would
-            from ..report import write_report
+        staging, written = stage_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props, tag=tag,
+                                     **ahead)
+        with staging:
+            if report:  # rendered from the files just staged, as 'dynid report' would
+                from ..report import write_report
 
-            written["report.html"] = write_report(out_dir, history=history)
+                written[REPORT_NAME] = write_report(out_dir, history=history, staging=staging)
+            staging.commit(list(written.values()))
         return written
 
     @property

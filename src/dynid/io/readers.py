@@ -21,7 +21,7 @@ from ..recording import Recording, check_values
 from ..models.transmission import Transmission
 from ..units import position_scale
 
-__all__ = ["read_recording", "read_preamble", "write_recording_csv", "MIN_SAMPLES"]
+__all__ = ["read_recording", "read_preamble", "write_recording_csv", "recording_csv", "MIN_SAMPLES"]
 
 MIN_SAMPLES = 50
 """Fewest samples a recording may have (filtering, trimming and fitting need more in practice)."""
@@ -415,6 +415,11 @@ def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[s
     """Write a recording as CSV (SI units) in the layout :func:`read_recording` reads."""
     from .._atomic import atomic_write_text
 
+    atomic_write_text(path, recording_csv(rec, meta=meta))
+
+
+def recording_csv(rec: Recording, *, meta: dict[str, str] | None = None) -> str:
+    """A recording as the CSV text :func:`write_recording_csv` writes."""
     n = rec.n_joints
     names = ["t"] + [f"q{j + 1}" for j in range(n)]
     arrays = [rec.t[:, None], rec.q]
@@ -432,4 +437,4 @@ def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[s
         buf.write(f"# {k}: {v}\n")
     buf.write(",".join(names) + "\n")
     np.savetxt(buf, np.hstack(arrays), delimiter=",", fmt="%.10g")
-    atomic_write_text(path, buf.getvalue())
+    return buf.getvalue()

@@ -56,16 +56,12 @@ class GeneratedCode:
     notes: list = field(default_factory=list)
 
     def write(self, out_dir: str | os.PathLike) -> list[Path]:
-        """Write every file into ``out_dir`` (created); returns the paths."""
-        from .._atomic import atomic_write_bytes
+        """Write every file into ``out_dir`` (created), all together; returns the paths."""
+        from .._atomic import commit_files
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, text in self.files.items():
-            atomic_write_bytes(out / name, text.encode())
-            paths.append(out / name)
-        return paths
+        files = {Path(out_dir) / name: text.encode() for name, text in self.files.items()}
+        commit_files(files)
+        return list(files)
 
 
 def torque_expressions(fitted):
