@@ -74,7 +74,7 @@ def test_issue_26_damaged_prg_exits_2_and_writes_nothing(tmp_path, capsys, comma
     path.write_text(DAMAGED[case][0])
     t = np.arange(0.0, 2.0, 0.002)
     traj = tmp_path / "traj.csv"
-    traj.write_text("t,q1\n" + "".join(f"{a!r},{np.sin(a)!r}\n" for a in t))
+    traj.write_text("t,q1\n" + "".join(f"{a:.17g},{np.sin(a):.17g}\n" for a in t))
     out = tmp_path / "out.csv"
     extra = ["--delay", "0", "--no-clamp"] if command == "feedforward" else []
     assert main([command, str(path), str(traj), "--model", "rotary3", *extra, "--out", str(out)]) == 2
@@ -162,7 +162,7 @@ def test_issue_26_payload_run_refuses_a_damaged_robot_prg(tmp_path, capsys):
     path.write_text(DAMAGED["no slot 3"][0])
     t = np.arange(0.0, 4.0, 0.002)
     rec = tmp_path / "loaded.csv"
-    rec.write_text("t,q1,tau1\n" + "".join(f"{a!r},{np.sin(a)!r},{np.cos(3 * a)!r}\n" for a in t))
+    rec.write_text("t,q1,tau1\n" + "".join(f"{a:.17g},{np.sin(a):.17g},{np.cos(3 * a):.17g}\n" for a in t))
     out = tmp_path / "out"
     assert main(["identify", str(rec), "--model", "rotary3", "--payload-of", str(path), "--out", str(out)]) == 2
     err = capsys.readouterr().err

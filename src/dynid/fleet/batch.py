@@ -209,7 +209,6 @@ class _Job:
     token: str                         # this batch's tag in temporary names
     robot: str | None = None
     report: bool = True
-    units: str = "si"
 
 
 def _one_line(err: BaseException) -> str:
@@ -236,9 +235,10 @@ def identify_one(recording: str | os.PathLike, job: _Job) -> BatchResult:
     try:
         est = Identifier(**job.params)
         rec = est.read(path)
+        units = est.units_                  # given, or the file's '# units:' line
         robot = robot_of(rec) or robot
         est.fit(rec)
-        final = _commit(est, path, robot, job)
+        final = _commit(est, path, robot, units, job)
     except Exception as err:  # the recording fails alone
         if robot == (job.robot or path.stem):  # not read: a CSV's '# robot:' line may still name it
             try:
@@ -256,7 +256,7 @@ def _result_of(model, path: Path, robot: str, folder: Path, elapsed_s: float) ->
                        str(folder), tuple(model.param_names), tuple(float(v) for v in model.theta), elapsed_s)
 
 
-def _commit(est, path: Path, robot: str, job: _Job) -> Path:
+def _commit(est, path: Path, robot: str, units: str, job: _Job) -> Path:
     """Write the outputs into a temporary folder in ``out_dir`` and rename it to ``out_dir/<stem>``
     (an existing folder of that name is replaced only once the new one is complete). result.json's ``source``
     holds the recording, the robot id and the batch's token."""
@@ -269,7 +269,7 @@ def _commit(est, path: Path, robot: str, job: _Job) -> Path:
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes 0700; outputs get the usual mode
-        source = {"recording": str(path), "units": job.units, "robot": robot, "batch": job.token}
+        source = {"recording": str(path), "units": units, "robot": robot, "batch": job.token}
         est.write(tmp, source=source, report=job.report)
         if final.exists() or final.is_symlink():
             old = out / f".{path.stem}.{job.token}.old"
@@ -524,8 +524,7 @@ def run_batch(recordings: Sequence[str | os.PathLike], out_dir: str | os.PathLik
 
         reg = Registry(registry)
     token = uuid.uuid4().hex[:10]
-    job = _Job(params=params, out_dir=str(out), token=token, robot=robot, report=report,
-               units=str(params.get("units", "si")))
+    job = _Job(params=params, out_dir=str(out), token=token, robot=robot, report=report)
     results: list[BatchResult | None] = [None] * len(paths)
     n = len(paths)
     done = 0
