@@ -31,6 +31,7 @@ from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
 from ..threads import limit_threads
+from .checks import check_torque
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
@@ -279,6 +280,7 @@ class Identifier:
                                                   "same model", options=("model",))
             user = self._user_config()
             rec = self.read(recording, robot.model)
+            check_torque(rec, robot.model.joint_kinds)
             self._check_cutoff(rec)
             est = identify_payload(rec, robot, config=user, options=options, progress=progress)
             self.payload_ = est
@@ -292,6 +294,7 @@ class Identifier:
             if not isinstance(recording, Recording):
                 analyse_ahead(Plant(model), options)    # (model-only work of the selection, while the file is read)
             rec = self.read(recording, model)
+            check_torque(rec, model.joint_kinds)
             self._check_cutoff(rec)
             self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._rec.start,
                                     on_evaluated=self._rec.finish)
