@@ -479,7 +479,8 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
 
 
 def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[str, str] | None = None) -> None:
-    """Write a recording as CSV (SI units) in the layout :func:`read_recording` reads."""
+    """Write a recording as CSV (SI units) in the layout :func:`read_recording` reads, with its metadata and ``meta``
+    as ``# key: value`` lines (the recording's ``units`` as ``si``: it holds SI values)."""
     from .._atomic import atomic_write_text
 
     n = rec.n_joints
@@ -495,9 +496,9 @@ def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[s
         names += [f"ddq{j + 1}" for j in range(n)]
         arrays.append(rec.qdd)
     buf = io.StringIO()
-    for k, v in {**dict(rec.meta), **(meta or {})}.items():
-        if k.strip().lower() == "units":
-            v = "si"                        # what this writes, whatever units the recording was read in
+    # the recording is SI whatever units it was read in (its metadata's ``units``); ``meta`` is the caller's word
+    kept = {k: ("si" if k.strip().lower() == "units" else v) for k, v in rec.meta.items()}
+    for k, v in {**kept, **(meta or {})}.items():
         buf.write(f"# {k}: {v}\n")
     buf.write(",".join(names) + "\n")
     np.savetxt(buf, np.hstack(arrays), delimiter=",", fmt="%.10g")
