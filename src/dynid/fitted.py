@@ -476,6 +476,8 @@ def _from_prg(path: Path, name: str, config, urdf) -> FittedModel:
     try:                                  # the parameter layout (a model may need constants the PRG holds)
         probe = make_model(name, cfg, **kwargs)
     except ConfigError as err:
+        if "urdf" in err.options:         # the robot itself is missing: no example has its layout
+            raise
         try:
             probe = model_class(name).example()
         except DynidError:
