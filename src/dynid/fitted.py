@@ -587,4 +587,4 @@ def _by_name(expected: Sequence[str], names: Sequence[str], values: Sequence[Any
                               hint="the result was written by another model or dynid version: identify again")
     if len(values) != len(names):
         raise FileFormatError(f"{where}: {section} has {len(names)} names but {len(values)} values")
-    return [_num(v) for v in values]
+    return [_num(v, np.nan) for v in values]          # null: how a NaN is written, never a 0
