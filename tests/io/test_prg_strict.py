@@ -168,3 +168,12 @@ def test_issue_26_payload_run_refuses_a_damaged_robot_prg(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{path}: no line 'AX1.DynamicParameter[3] = ...'" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_dynid_parameter_line_twice_is_refused_names_case_sensitively():
+    extra = "'dynid parameter J_Y = 6.1e-01 kg m^2 (no softMC DynamicParameter slot)\n"
+    text = GOOD.replace("'Moving data length:", extra + extra.replace("J_Y", "j_Y") + "'Moving data length:")
+    assert set(parse_prg(text).extra_parameters) == {"J_Y", "j_Y"}          # dynid's names keep their case
+    with pytest.raises(FileFormatError, match=rf"<prg>, line {_line(text, 'J_Y') + 2}: dynid parameter J_Y is set a "
+                                              rf"second time \(first on line {_line(text, 'J_Y')}\)"):
+        parse_prg(text.replace("'Moving data length:", extra + "'Moving data length:"))

@@ -227,16 +227,16 @@ def parse_prg(text: str, source: str = "<prg>") -> PrgContent:
 
 
 class _Once:
-    """The lines that set a value, by what they set (case-insensitive): a value set on two lines is an error
-    naming both; ``lines`` maps each name to its line number."""
+    """The lines that set a value, by what they set (MC-Basic names case-insensitively, dynid's parameter names
+    as written): a value set on two lines is an error naming both; ``lines`` maps each name to its line number."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.lines: dict[str, int] = {}
-        self._first: dict[str, int] = {}
+        self._first: dict[tuple[bool, str], int] = {}
 
-    def __call__(self, name: str, n: int, shown: str | None = None) -> None:
-        first = self._first.setdefault(name.lower(), n)
+    def __call__(self, name: str, n: int, shown: str | None = None, *, fold: bool = True) -> None:
+        first = self._first.setdefault((fold, name.lower() if fold else name), n)
         if first != n:
             raise FileFormatError(f"{self.source}, line {n}: {shown or name} is set a second time (first on line "
                                   f"{first})", hint="a PRG sets each value once: delete the wrong line")
@@ -252,7 +252,7 @@ def _parse_notes(notes: list[tuple[int, str]], source: str, once: _Once) -> dict
     for n, note in notes:
         try:
             if mm := _RE["extra"].match(note):
-                once(f"dynid parameter {mm.group(1)}", n)
+                once(f"dynid parameter {mm.group(1)}", n, fold=False)
                 extra[mm.group(1)] = float(mm.group(2))
                 if mm.group(3):
                     extra_units[mm.group(1)] = mm.group(3)
