@@ -177,3 +177,27 @@ def test_dynid_parameter_line_twice_is_refused_names_case_sensitively():
     with pytest.raises(FileFormatError, match=rf"<prg>, line {_line(text, 'J_Y') + 2}: dynid parameter J_Y is set a "
                                               rf"second time \(first on line {_line(text, 'J_Y')}\)"):
         parse_prg(text.replace("'Moving data length:", extra + "'Moving data length:"))
+
+
+def test_prg_of_coupled_motors_reads_back(tmp_path):
+    """Friction terms of coupled motors (a transmission's coupling row; 'Friction term' lines per motor) and a
+    URDF robot: the PRG dynid writes loads back strictly."""
+    from tests.conftest import ROOT
+
+    from dynid.models import make_model
+
+    urdf = ROOT / "tests" / "data" / "ur5.urdf"
+    transmission = {"gear_ratios": [50, 50, 50, 40, 40, 30], "coupling": [[6, 5, 32]], "recorded": "motor"}
+    model = make_model("serial", {"friction": "viscous+coulomb+motor_viscous+motor_coulomb+motor_armature",
+                                  "transmission": transmission}, urdf=urdf)
+    plant = Plant(model)
+    fm = FittedModel(plant, np.concatenate([model.prior_parameters(), np.linspace(0.1, 2.0, plant.friction.n_params)]),
+                     conditioning={"cutoff_hz": 12.5}, metrics={"success": True})
+    path = tmp_path / "IDNT1.PRG"
+    path.write_text(format_prg(prg_content(fm)))
+    assert "Friction term 'motor_viscous'" in path.read_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = dynid.load(path, "serial", config={"transmission": transmission}, urdf=urdf)
+    assert back.friction.spec == fm.friction.spec
+    np.testing.assert_allclose(back.theta, fm.theta, rtol=1e-9, atol=1e-12)
