@@ -19,7 +19,7 @@ from ..errors import ConfigError, DynidError, OutputError
 __all__ = ["Progress", "print_json", "table", "wrap", "fail", "warn", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE",
            "EXIT_PIPE", "parse_floats", "style", "colour_enabled", "check_output", "check_outputs", "output_options",
            "check_inputs_kept", "command_inputs", "command_outputs", "name_output_option",
-           "HelpFormatter", "RawDescriptionHelpFormatter", "stdout_closed", "close_progress"]
+           "HelpFormatter", "RawDescriptionHelpFormatter", "stdout_closed", "close_progress", "add_units_option"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -421,6 +421,13 @@ def name_output_option(err: BaseException, args: argparse.Namespace, parser: arg
 def add_result_argument(parser) -> None:
     """The positional RESULT.json of the commands that use an identification."""
     parser.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
+
+
+def add_units_option(parser, what: str) -> None:
+    """``--units si|softmc`` for the position units of the recording ``what``, by default its ``# units:`` line."""
+    parser.add_argument("--units", choices=("si", "softmc"), default=None,
+                        help=f"position units of {what}: si (rad, m) or softmc (deg, mm); default: the file's "
+                             "'# units:' line, else si (a --units the line contradicts is an error)")
 
 
 def print_json(data: Any) -> None:

@@ -15,7 +15,7 @@ from ..identification.consistent import DEFAULT_PRIOR_WEIGHT
 from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _common
-from ._common import EXIT_FAILED, EXIT_OK, Progress, print_json, table, wrap
+from ._common import EXIT_FAILED, EXIT_OK, Progress, add_units_option, print_json, table, wrap
 from .identify import _cutoff, _regularize, add_common_model_args, estimator, run_outputs
 
 EXIT_INTERRUPTED = 130
@@ -70,8 +70,7 @@ def add_parser(sub) -> None:
                    help="low-pass cutoff, as for 'dynid identify' (default: auto)")
     p.add_argument("--regularize", type=_regularize, default="auto", metavar="R|auto",
                    help="ridge toward the a-priori model, as for 'dynid identify' (default: auto)")
-    p.add_argument("--units", choices=("si", "softmc"), default="si",
-                   help="position units of the files: si (rad, m) or softmc (deg, mm)")
+    add_units_option(p, "the files")
     p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bags: the JointState topic to read when a bag has several")
     p.add_argument("--element", metavar="NAME", help="softMC element name in the PRGs")
     p.add_argument("--group", type=int, default=1, metavar="N", help="group number: files IDNT<N>.PRG/.REC")

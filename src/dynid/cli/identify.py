@@ -15,7 +15,7 @@ from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _summary
 from .registry import RunRegistration, add_registry_options
-from ._common import EXIT_FAILED, EXIT_OK, HelpFormatter, Progress, parse_floats, print_json
+from ._common import EXIT_FAILED, EXIT_OK, HelpFormatter, Progress, add_units_option, parse_floats, print_json
 
 
 def add_common_model_args(p: argparse.ArgumentParser) -> None:
@@ -50,8 +50,7 @@ def add_parser(sub) -> None:
                         "or 0.1 by held-out error where the model has a-priori inertias")
     p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bag: the JointState topic to read when the bag has several "
                    "(joints are matched by the config's joint_names, else taken in the first message's order)")
-    p.add_argument("--units", choices=("si", "softmc"), default="si",
-                   help="position units of the file: si (rad, m) or softmc (deg, mm)")
+    add_units_option(p, "the file")
     p.add_argument("--element", metavar="NAME", help="softMC element name in the PRG (default: robot type, or the axis name)")
     p.add_argument("--group", type=int, default=1, metavar="N", help="group number: output files IDNT<N>.PRG/.REC")
     p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder: this run's outputs replace an "
@@ -159,6 +158,7 @@ def run(args) -> int:
         progress(f"reading {Path(args.recording).name}", 0.0)  # drawn before the (long) read of the recording
         try:
             est.fit(args.recording, progress=progress.part(0.05, 0.85), out_dir=args.out)
+            source["units"] = est.units_                # given, or the file's '# units:' line
             progress("writing outputs" if args.no_report else "writing outputs and report", 0.85)
             history = reg.view(est.model_) if reg is not None and not args.no_report else None
             written = est.write(args.out, source=source, report=not args.no_report, history=history)

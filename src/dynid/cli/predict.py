@@ -13,7 +13,7 @@ from ..io.outputs import report_files
 from ..io.readers import read_recording
 from .._json import jsonable
 from ..errors import ConfigError
-from ._common import EXIT_OK, Progress, print_json, table
+from ._common import EXIT_OK, Progress, add_units_option, print_json, table
 from ._source import add_model_source, is_prg_source, load_model
 
 
@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
                    "UR RTDE log")
     p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bag: the JointState topic to read when the bag has several")
     p.add_argument("--out", metavar="FILE", help="output CSV (default: standard output)")
-    p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
+    add_units_option(p, "REC")
     p.add_argument("--json", action="store_true", help="print the validation errors as JSON")
     p.add_argument("--report", metavar="FILE", help="also write an HTML validation report (errors per axis, "
                    "measured vs predicted torque, and the identification report of RESULT.json); its data are "

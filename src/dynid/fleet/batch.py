@@ -209,7 +209,6 @@ class _Job:
     token: str                         # this batch's tag in temporary names
     robot: str | None = None
     report: bool = True
-    units: str = "si"
 
 
 def _one_line(err: BaseException) -> str:
@@ -236,9 +235,10 @@ def identify_one(recording: str | os.PathLike, job: _Job) -> BatchResult:
     try:
         est = Identifier(**job.params)
         rec = est.read(path)
+        units = est.units_                  # given, or the file's '# units:' line
         robot = robot_of(rec) or robot
         est.fit(rec)
-        final = _commit(est, path, robot, job)
+        final = _commit(est, path, robot, units, job)
     except Exception as err:  # the recording fails alone
         if robot == (job.robot or path.stem):  # not read: a CSV's '# robot:' line may still name it
             try:
@@ -256,13 +256,13 @@ def _result_of(model, path: Path, robot: str, folder: Path, elapsed_s: float) ->
                        str(folder), tuple(model.param_names), tuple(float(v) for v in model.theta), elapsed_s)
 
 
-def _commit(est, path: Path, robot: str, job: _Job) -> Path:
+def _commit(est, path: Path, robot: str, units: str, job: _Job) -> Path:
     """Write the outputs into ``out_dir/<stem>`` as ``dynid identify`` does (staged, then put in place together:
     an earlier run's outputs there are replaced only once the new ones are complete, the folder's other files are
     kept). result.json's ``source`` holds the recording, the robot id and the batch's token, which also tags the
     staging folder (:func:`_remove_leftovers`)."""
     final = Path(job.out_dir) / path.stem
-    source = {"recording": str(path), "units": job.units, "robot": robot, "batch": job.token}
+    source = {"recording": str(path), "units": units, "robot": robot, "batch": job.token}
     est.write(final, source=source, report=job.report, tag=job.token)
     return final
 
@@ -500,8 +500,7 @@ def run_batch(recordings: Sequence[str | os.PathLike], out_dir: str | os.PathLik
 
         reg = Registry(registry)
     token = uuid.uuid4().hex[:10]
-    job = _Job(params=params, out_dir=str(out), token=token, robot=robot, report=report,
-               units=str(params.get("units", "si")))
+    job = _Job(params=params, out_dir=str(out), token=token, robot=robot, report=report)
     results: list[BatchResult | None] = [None] * len(paths)
     n = len(paths)
     done = 0

@@ -4,7 +4,8 @@ The constructor holds the options (the keywords of ``dynid identify``, with its 
 identifies a recording and returns the estimator, whose learned state ends in ``_``: ``model_`` (the
 :class:`~dynid.fitted.FittedModel`), ``metrics_`` (result.json's ``metrics``), ``result_`` (the full
 :class:`~dynid.identification.result.Identification` record, with the conditioned signals) and, for a
-payload run, ``payload_``. The command line is a thin layer over it.
+payload run, ``payload_``; ``units_`` is the position units its last recording file was read in. The command
+line is a thin layer over it.
 
 >>> import dynid
 >>> from dynid.sim import SineMotion, simulate
@@ -30,6 +31,7 @@ from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
 from ..threads import limit_threads
+from .checks import check_torque
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
@@ -62,8 +64,9 @@ class Identifier:
     estimator : {"auto", "wls", "ols", "irls", "consistent"}
         ``auto`` (default): weighted least squares, or the physically consistent fit where the model has
         link inertias and a least-squares link is no rigid body.
-    units : {"si", "softmc"}
-        Position units of recording files read by :meth:`fit` and :meth:`predict`.
+    units : {"si", "softmc"}, optional
+        Position units of recording files read by :meth:`fit` and :meth:`predict`; default: the file's
+        ``# units:`` metadata line, else ``"si"`` (a given value the line contradicts is an error).
     threshold, upper_threshold : float or sequence, optional
         Velocity gating thresholds per joint [rad/s or m/s].
     upper_fraction : float, optional
@@ -111,7 +114,7 @@ class Identifier:
 
     def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
                  urdf: str | os.PathLike | None = None, friction: str | None = None, cutoff: float | str | None = "auto",
-                 estimator: str = "auto", units: str = "si", threshold: float | Sequence[float] | None = None,
+                 estimator: str = "auto", units: str | None = None, threshold: float | Sequence[float] | None = None,
                  upper_threshold: float | Sequence[float] | None = None, upper_fraction: float | None = None,
                  weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
@@ -230,13 +233,15 @@ class Identifier:
                     "if this one is, pass transmission.to_joint(recording) (or the file) instead",
                     UserWarning, stacklevel=3)
             return recording
-        from ..io.readers import read_recording
+        from ..io.readers import read_recording, recording_units
 
         model = model if model is not None else self.build_model()
-        return read_recording(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
-                              require_tau=require_tau, transmission=model.config.transmission,
-                              joint_names=model.config.joint_names, topic=self.topic,
-                              torque_constants=model.config.torque_constants)
+        rec = read_recording(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
+                             require_tau=require_tau, transmission=model.config.transmission,
+                             joint_names=model.config.joint_names, topic=self.topic,
+                             torque_constants=model.config.torque_constants)
+        self.units_ = recording_units(rec.meta, self.units)     # the units the file was read in
+        return rec
 
     # ------------------------------------------------------------------ fit / predict
     def fit(self, recording: Recording | str | os.PathLike, *, progress: Progress | None = None,
@@ -288,6 +293,7 @@ class Identifier:
                                                   "same model", options=("model",))
             user = self._user_config()
             rec = self.read(recording, robot.model)
+            check_torque(rec, robot.model.joint_kinds)
             self._check_cutoff(rec)
             est = identify_payload(rec, robot, config=user, options=options, progress=progress)
             self.payload_ = est
@@ -309,6 +315,7 @@ class Identifier:
                 if not isinstance(recording, Recording):
                     analyse_ahead(Plant(model), options)  # (model-only work of the selection, while the file is read)
                 rec = self.read(recording, model)
+                check_torque(rec, model.joint_kinds)
                 self._check_cutoff(rec)
                 self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._rec.start,
                                         on_evaluated=self._rec.finish)

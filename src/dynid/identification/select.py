@@ -552,10 +552,13 @@ def select_auto(rec: Recording | None, plant: Plant, options: IdentifyOptions | 
                 x = _solve_gram(G, h)                                           # (specs, ridges, P)
                 sse = (yy_all[held] - 2 * np.einsum("srp,sjp->srj", x, hh)
                        + np.einsum("srp,sjpq,srq->srj", x, Gh, x))
-                errs[..., f] = np.mean(np.sqrt(np.maximum(sse[..., ok], 0) / n_all[held][ok]) / rms[ok], axis=-1)
+                # relative to the held-out torque; no joint with torque held out: nothing to score against (not 0/0)
+                errs[..., f] = (np.mean(np.sqrt(np.maximum(sse[..., ok], 0) / n_all[held][ok]) / rms[ok], axis=-1)
+                                if ok.any() else np.inf)
             for i, s in enumerate(specs):
                 for j, r in enumerate(ridges):
-                    out[(float(fc), s, float(r))] = float(np.mean(errs[i, j]))
+                    v = float(np.mean(errs[i, j]))
+                    out[(float(fc), s, float(r))] = v if v == v else np.inf     # NaN: unscorable, never 'best'
             return out
 
         if ahead is not None:                       # the nearest cutoff scored where it is conditioned
@@ -596,7 +599,7 @@ def select_auto(rec: Recording | None, plant: Plant, options: IdentifyOptions | 
         # few per cent between cutoffs is within what a different subsample gives)
         at_default = [v for (fc, _, _), v in scores.items() if fc == default_hz]
         bar = (1.0 - CUTOFF_GAIN) * min(at_default) if at_default else np.inf
-        allowed = {key: v for key, v in scores.items() if key[0] == default_hz or v < bar}
+        allowed = {key: v for key, v in scores.items() if key[0] == default_hz or v < bar} or scores
         best = min(allowed.values())
         size = {s: plants[s].friction.n_params for s in specs}
         near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in allowed.items()
