@@ -20,7 +20,7 @@ from ..errors import InputDataError
 from ..recording import Recording
 from ..units import force_unit
 
-__all__ = ["check_torque"]
+__all__ = ["check_torque", "check_torque_range"]
 
 
 def check_torque(rec: Recording, joint_kinds: Sequence[str] | None = None) -> None:
@@ -44,16 +44,23 @@ def check_torque(rec: Recording, joint_kinds: Sequence[str] | None = None) -> No
     """
     if rec.tau is None or rec.n_samples == 0:
         return
-    constant = np.flatnonzero(np.all(rec.tau == rec.tau[0], axis=0))
+    check_torque_range(rec.tau.min(axis=0), rec.tau.max(axis=0), rec.n_samples, rec.source, joint_kinds)
+
+
+def check_torque_range(lowest: np.ndarray, highest: np.ndarray, n_samples: int, source: str,
+                       joint_kinds: Sequence[str] | None = None) -> None:
+    """:func:`check_torque` of a recording whose measured torque spans ``lowest``..``highest`` per joint over its
+    ``n_samples`` samples (a recording read in blocks knows them from its first pass)."""
+    constant = np.flatnonzero(np.asarray(lowest) == np.asarray(highest))
     if constant.size == 0:
         return
     j = int(constant[0])
-    value = float(rec.tau[0, j]) + 0.0
+    value = float(lowest[j]) + 0.0
     unit = force_unit(joint_kinds[j] if joint_kinds is not None else "rotary")
     why = "the torque channel is not recorded" if value == 0.0 else "the torque channel does not follow the motion"
     others = ", ".join(f"tau{k + 1}" for k in constant[1:])
     raise InputDataError(
-        f"{rec.source}, column tau{j + 1}: the measured torque is {value:g} {unit} in every one of the {rec.n_samples} "
+        f"{source}, column tau{j + 1}: the measured torque is {value:g} {unit} in every one of the {n_samples} "
         f"samples: {why}" + (f" (so are {others})" if others else ""),
         hint="check that joint's torque channel (is it recorded? is its TorqueFactor set?): identification needs the "
              "measured torque")

@@ -349,6 +349,7 @@ class Identifier:
                              topic=self.topic)
         if source is None or (mode == "auto" and (source.n_samples_hint or 0) * source.n_joints < STREAM_VALUES):
             return None
+        self.units_ = source.units                              # the units the file is read in
         return source
 
     def _robot_of_payload_run(self, name: str) -> FittedModel:

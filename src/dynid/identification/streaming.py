@@ -51,6 +51,7 @@ from ..signal.conditioning import (MAX_CUTOFF_SHARE, Conditioned, ConditioningOp
                                    filter_signals, gate_from, stick_cutoff)
 from ..units import velocity_unit
 from .delay import DELAY_SEARCH_SAMPLES
+from .checks import check_torque_range
 from .diagnostics import assess
 from .fit import conditioning_options, estimate
 from .options import IdentifyOptions, check_cutoff_of
@@ -555,6 +556,7 @@ def identify_stream(source: RecordingSource, plant: Plant, options: IdentifyOpti
         source.check_ranges(scan.q_min, scan.q_max)
     _unsupported(options, source.source, scan.n_samples)
     _check_scan(scan, source.source, plant.model.joint_kinds)
+    check_torque_range(scan.tau_min, scan.tau_max, scan.n_samples, source.source, plant.model.joint_kinds)
     if check_cutoff is not None:
         check_cutoff_of(check_cutoff, scan.dt, scan.motion_bandwidth, scan.default_cutoff(ConditioningOptions()),
                         source.source)

@@ -27,7 +27,7 @@ from ..models.transmission import Transmission
 from ..recording import Recording, RecordingSource
 from ..threads import num_threads
 from ..units import position_scale
-from .readers import _assemble, _check_units, _is_number, _locate_bad_row, read_preamble
+from .readers import _assemble, _check_units, _is_number, _locate_bad_row, read_preamble, recording_units
 
 __all__ = ["open_source", "FileSource", "CHUNK_BYTES"]
 
@@ -150,7 +150,7 @@ def _parse_bytes(body: bytes, ncol: int) -> np.ndarray | None:
 class FileSource(RecordingSource):
     """A recording file read block by block (see the module docstring)."""
 
-    def __init__(self, path: Path, *, n_joints: int | None, joint_kinds: Sequence[str] | None, units: str,
+    def __init__(self, path: Path, *, n_joints: int | None, joint_kinds: Sequence[str] | None, units: str | None,
                  require_tau: bool, use_derivatives: bool, transmission: Transmission | None) -> None:
         self.path, self.source = path, str(path)
         self.n_joints_model, self.kinds, self.units = n_joints, joint_kinds, units
@@ -169,6 +169,7 @@ class FileSource(RecordingSource):
                              hint="the recording holds no samples; record again")
 
     def _setup(self) -> None:
+        self.units = recording_units(self.meta, self.units, self.source, self.path)     # ('# units:', if given)
         first = self._probe()
         self.n_joints, self.has_tau = first.n_joints, first.tau is not None
         if self.transmission is not None:
@@ -504,7 +505,7 @@ class _McapSource(FileSource):
 
 
 def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_kinds: Sequence[str] | None = None,
-                units: str = "si", require_tau: bool = False, use_derivatives: bool = True,
+                units: str | None = None, require_tau: bool = False, use_derivatives: bool = True,
                 transmission: Transmission | None = None, torque_constants: Sequence[float] | None = None,
                 joint_names: Sequence[str] | None = None, topic: str | None = None) -> FileSource | None:
     """The recording file ``path`` as a :class:`~dynid.recording.RecordingSource` read block by block (the
@@ -521,7 +522,7 @@ def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_k
     path = Path(path)
     if not path.exists():
         raise FileFormatError(f"{path}: no such file", hint="check the path of the recording")
-    if units not in ("si", "softmc"):
+    if units not in (None, "si", "softmc"):
         raise FileFormatError(f"units must be 'si' or 'softmc', got {units!r}")
     kw = dict(n_joints=n_joints, joint_kinds=joint_kinds, units=units, require_tau=require_tau,
               use_derivatives=use_derivatives, transmission=transmission)
