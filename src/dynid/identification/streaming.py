@@ -77,6 +77,8 @@ top: ``EXTREME_ROWS`` each)."""
 EXTREME_ROWS = 1000
 NOISE_SAMPLE = 20_000
 """Values per joint of the random sample whose median gives the velocity noise."""
+REGRESSION_VALUES = 1 << 21
+"""Regression rows × parameters built at a time (16 MiB)."""
 STRETCHES = 8
 STRETCH_ROWS = 4000
 """Stretches of consecutive conditioned rows whose fit residual gives the correlation time."""
@@ -399,10 +401,16 @@ def _fit_pass(source: RecordingSource, scan: Scan, plan: BlockPlan, plant: Plant
             continue
         g0 = cond.start - plan.trim                  # the block's first conditioned row
         summary.add(cond, None, g0)
-        reg = build_regression(cond, plant, options, offset=(-g0) % k, base=first.base if first else None)
-        if rows is None:
-            rows, first = FactoredRows(plant.n_joints, plant.n_params), reg
-        rows.add(reg.rows.W, reg.rows.y, reg.rows.joint)
+        # the regression in parts of at most REGRESSION_VALUES (rows x joints x parameters): a block's rows at the
+        # band's stride can be tens of MB for a 6-axis arm at a high cutoff
+        part = max(k, REGRESSION_VALUES // max(plant.n_joints * plant.n_params, 1) * k)
+        for a in range(0, cond.data_length, part):
+            piece = cond if part >= cond.data_length else _slice(cond, a, min(a + part, cond.data_length), copy=False)
+            reg = build_regression(piece, plant, options, offset=(-(g0 + a)) % k, base=first.base if first else None)
+            if rows is None:
+                rows, first = FactoredRows(plant.n_joints, plant.n_params), reg
+            rows.add(reg.rows.W, reg.rows.y, reg.rows.joint)
+            del reg
         # stretches of consecutive rows for the correlation time: where the block holds the next one's start
         nxt = len(stretches) * every
         if len(stretches) < STRETCHES and g0 <= nxt < g0 + cond.data_length:
@@ -424,11 +432,12 @@ class _Probe:
         self.cutoff_hz, self.sample_period_s, self.data_length = plan.cutoff, plan.dt, plan.data_length
 
 
-def _slice(cond: Conditioned, a: int, b: int) -> Conditioned:
-    """Rows ``a:b`` of a block, copied (a view would keep the whole block in memory)."""
+def _slice(cond: Conditioned, a: int, b: int, copy: bool = True) -> Conditioned:
+    """Rows ``a:b`` of a block, copied (a view would keep the whole block in memory) unless ``copy`` is False."""
     rows = slice(a, b)
-    return replace(cond, **{k: None if getattr(cond, k) is None else np.array(getattr(cond, k)[rows])
-                            for k in _Rows.FIELDS}, start=cond.start + a)
+    take = (lambda v: np.array(v[rows])) if copy else (lambda v: v[rows])
+    return replace(cond, **{k: None if getattr(cond, k) is None else take(getattr(cond, k)) for k in _Rows.FIELDS},
+                   start=cond.start + a)
 
 
 def _check_motion(summary: LogSummary, plan: BlockPlan, source: str, kinds) -> None:

@@ -28,7 +28,7 @@ from ..threads import in_background, num_threads
 from ..units import force_unit, position_unit, velocity_unit
 from .prg import PrgContent, format_prg, prg_unit
 from ._fastcsv import formatter_available
-from .rec import finish_rec_rows, format_rec, format_rec_rows, rec_head, rec_rows_size, start_rec_rows
+from .rec import finish_rec_rows, format_rec, format_rec_rows, rec_head, rec_rows_size, start_rec_rows, write_rec
 
 __all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "BegunRec", "begin_staged_rec", "finish_staged_rec", "RecAhead", "write_run", "stage_run", "earlier_outputs",
            "write_outputs", "report_files", "REPORT_NAME"]
@@ -509,7 +509,13 @@ def earlier_outputs(out_dir: str | Path, group: int) -> list[Path]:
 
 
 def _stage_rec(staging: Staging, path: Path, model: FittedModel, cond, tcmd: np.ndarray) -> None:
-    staging.write(path, rec_text(model, cond, tcmd, rows=rec_rows_of(cond, tcmd, threads=1)))
+    """The REC written into the staging a few thousand rows at a time (the bytes :func:`rec_text` gives)."""
+    fh = staging.open(path)
+    try:
+        write_rec(fh, cond.t, _rec_channels(cond, tcmd), _rec_header(model.element, model.model, cond,
+                                                                      model.conditioning))
+    finally:
+        fh.close()
 
 
 def _floats(values, n: int) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import FileFormatError
 from ._fastcsv import format_columns_into, format_rows
 
-__all__ = ["SIGNALS", "MODEL_SIGNALS", "format_rec", "format_rec_rows", "start_rec_rows", "finish_rec_rows", "read_rec",
+__all__ = ["SIGNALS", "MODEL_SIGNALS", "format_rec", "write_rec", "format_rec_rows", "start_rec_rows", "finish_rec_rows", "read_rec",
            "REC_HEADROOM", "rec_rows_size", "rec_head"]
 
 SIGNALS = ("tfbRaw", "pfbRaw", "tfb", "pfb", "vfb", "afb", "tcmd", "te")
@@ -60,6 +60,16 @@ def rec_head(channels: Mapping[str, np.ndarray] | int, header: Mapping[str, Any]
     n = channels if isinstance(channels, int) else next(iter(channels.values())).shape[1]
     names = ["t"] + [f"{s}{j + 1}" for j in range(n) for s in SIGNALS]
     return ("# " + json.dumps(header, separators=(",", ":")) + "\n" + ",".join(names) + "\n").encode()
+
+
+def write_rec(fh, t: np.ndarray, channels: Mapping[str, np.ndarray], header: Mapping[str, Any], *,
+              rows: int = 8192) -> None:
+    """Write the REC (the bytes of :func:`format_rec`) to the binary file ``fh`` ``rows`` rows at a time: no more than
+    a few MB held however long the REC."""
+    fh.write(rec_head(channels, header))
+    for a in range(0, t.shape[0], rows):
+        part = slice(a, a + rows)
+        fh.write(format_rows(_rec_matrix(t[part], {k: v[part] for k, v in channels.items()}), threads=1))
 
 
 def format_rec_rows(t: np.ndarray, channels: Mapping[str, np.ndarray], *, threads: int = 2) -> bytearray:
