@@ -17,7 +17,7 @@ from .._json import dumps, jsonable
 from ..errors import ConfigError, DynidError
 
 __all__ = ["Progress", "print_json", "table", "wrap", "fail", "warn", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE",
-           "EXIT_PIPE", "parse_floats", "style", "colour_enabled", "check_output", "check_outputs", "output_options",
+           "EXIT_PIPE", "parse_floats", "style", "colour_enabled", "note", "check_output", "check_outputs", "output_options",
            "HelpFormatter", "RawDescriptionHelpFormatter", "stdout_closed", "close_progress"]
 
 EXIT_OK = 0
@@ -375,6 +375,11 @@ def fail(err: BaseException, debug: bool = False) -> int:
 def warn(message: str) -> None:
     """``dynid: warning: message`` on stderr (the word coloured on a terminal)."""
     sys.stderr.write(f"dynid: {style('warning:', 'warning', sys.stderr)} {message}\n")
+
+
+def note(message: str) -> None:
+    """``dynid: note: message`` on stderr (what a reader of the output should know; not a problem)."""
+    sys.stderr.write(f"dynid: {style('note:', 'info', sys.stderr)} {message}\n")
 
 
 def stdout_closed() -> int:

@@ -609,12 +609,14 @@ def _close(client, cluster) -> None:
 
 
 def _record(reg, res: BatchResult) -> BatchResult:
-    """Record an identified run in the registry (from the result.json just written)."""
-    from ..fitted import load
+    """Record an identified run in the registry (from the result.json just written; a result the robot has
+    already is not recorded twice)."""
+    from ..fitted import FittedModel, read_result_json
 
     try:
-        model = load(res.out_dir)
-        reg.record(model, robot=res.robot, recording=res.recording, time=model.info.get("created"))
+        path, data = read_result_json(res.out_dir)
+        model = FittedModel.from_dict(data, where=str(path))
+        reg.record(model, robot=res.robot, recording=res.recording, time=model.info.get("created"), result=data)
     except Exception as err:
         return BatchResult(res.recording, res.robot, "error", f"identified, but not recorded in the registry: "
                            f"{_one_line(err)}", res.max_relative_error, res.out_dir, res.param_names, res.parameters,
