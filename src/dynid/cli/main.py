@@ -45,7 +45,8 @@ Exit status: 0 success, 1 identification ran but failed its success criterion (5
 as for a process ended by SIGPIPE.
 
 On a terminal, progress bars and colours are shown (drawn with 'rich' when the extra 'terminal' is
-installed); with NO_COLOR set there are no colours, and piped output is plain text.
+installed); with NO_COLOR set there are no colours, and piped output is plain text. Warnings go to
+stderr as one line each, 'dynid: warning: <message>'.
 """
 
 EPILOG = """\
@@ -102,8 +103,9 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return _common.EXIT_USAGE
     try:
-        _common.check_outputs(args, parser.commands[args.command])  # before any long work
-        return int(args.run(args))
+        with _common.user_warnings():       # 'dynid: warning: ...', never a source path
+            _common.check_outputs(args, parser.commands[args.command])  # before any long work
+            return int(args.run(args))
     except BrokenPipeError:
         raise
     except KeyboardInterrupt:
