@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -71,7 +71,8 @@ def render_report(result_dir: str | Path | ReportData, *, validation: Validation
 
 
 def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, *, out: str | Path | None = None,
-                 validation: Validation | None = None, dpi: int = 150, history: Any = None) -> Path:
+                 validation: Validation | None = None, dpi: int = 150, history: Any = None,
+                 progress: Callable[[str, float], None] | None = None) -> Path:
     """Write ``report.html`` into the result folder (or to ``out``), and PNG figures into ``figures_dir``.
 
     Parameters
@@ -89,6 +90,8 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
     history : mapping, optional
         The robot's runs in a registry (:meth:`dynid.fleet.registry.Registry.history_view`), shown in a
         "Robot history" section and kept beside the report (``report.history.json``) like a validation.
+    progress : callable(stage, fraction), optional
+        Called as the report is made (reading the REC, the figures, the PNGs, the page).
 
     Returns
     -------
@@ -109,7 +112,10 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
     (re-rendering keeps every section); one from another identification is removed with the report
     it belonged to.
     """
+    step = progress or (lambda stage, fraction: None)
+    step("reading the result and the REC", 0.0)
     data = load_report_data(result_dir)
+    step("the figures", 0.4)
     path = Path(out) if out is not None else data.result_path.parent / REPORT_NAME
     stored = validation_path(path)
     files: dict[Path, bytes] = {}
@@ -127,7 +133,9 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
     if figures_dir is not None:
         from ._png import write_pngs
 
+        step("the PNG figures", 0.6)
         write_pngs(figs.all(), figures_dir, dpi=dpi)
+    step("the page", 0.8)
     files[path] = render_html(data, figs, validation, history).encode("utf-8")
     commit_files(files)
     if stale:
