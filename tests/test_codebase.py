@@ -72,7 +72,7 @@ def test_no_god_modules():
 @pytest.mark.parametrize("name", model_names())
 def test_every_friction_model_works_with_every_model(name, terms):
     cls = model_class(name)
-    model = cls(dict(cls.example_config, friction=terms))
+    model = cls.example().with_config(friction=terms)
     plant = Plant(model)
     assert plant.friction.spec == terms
     q, qd, qdd = model.sample_states(np.random.default_rng(0), 5)

@@ -17,12 +17,13 @@ from typing import Callable
 import numpy as np
 
 from .identification.pipeline import Identification, IdentifyOptions, identify
-from .io.readers import write_recording_csv
-from .fitted import Prediction, load
+from .io.readers import recording_csv
+from .fitted import RESULT_FILE, Prediction, load
 from .models import Plant, model_class
 from .models.scara import (IDENT_FREQS_HZ, IDENT_RECORD_S, IDENT_SETTLE_S, IDENT_START, IDENT_TARGET)
 from .signal.conditioning import condition
-from .io.outputs import write_outputs
+from .io.outputs import run_model, stage_run
+from .report import Validation, report_files, write_report
 from .sim import SimOptions, SineMotion, simulate
 from .units import to_si
 
@@ -51,8 +52,10 @@ def _motion(start, target, freqs, record_s, settle_s, kinds):
 
 
 def run_demo(out_dir: str | Path, *, progress: Callable[[str, float], None] | None = None,
-             seed: int = 7) -> DemoResult:
-    """Simulate, identify, validate; write outputs (and the simulated recordings) into ``out_dir``."""
+             seed: int = 7, report: bool = True) -> DemoResult:
+    """Simulate, identify, validate; write the outputs, the simulated recordings and (``report``) the report with
+    the validation into ``out_dir`` — all together, the earlier demo's outputs replaced (an error or an interrupt
+    leaves ``out_dir`` as it was)."""
     step = progress or (lambda s, f: None)
     model = model_class("scara4").example()
     plant = Plant(model)
@@ -70,19 +73,25 @@ def run_demo(out_dir: str | Path, *, progress: Callable[[str, float], None] | No
     step("identifying", 0.65)
     ident = identify(rec, plant, IdentifyOptions())
     out = Path(out_dir)
-    files = write_outputs(ident, out, source={"recording": "simulated (dynid demo)", "units": "si"})
-    write_recording_csv(out / "identification_run.csv", rec)
-    write_recording_csv(out / "validation_run.csv", val)
-    step("validating", 0.9)
-    identified = load(out / "result.json")
-    pred = identified.predict(val)
-    # the identified model against the true robot on the same (conditioned) validation motion
-    cond = condition(val, identified.conditioning_options(), kinds, require_motion=False)
-    est = identified.torque(cond.q, cond.qd, cond.qdd)
-    true_tau = plant.torque(theta, cond.q, cond.qd, cond.qdd)
-    model_error = np.sqrt(np.mean((est - true_tau) ** 2, axis=0)) / np.sqrt(np.mean(true_tau**2, axis=0))
+    fitted = run_model(ident, source={"recording": "simulated (dynid demo)", "units": "si"})
+    staging, files = stage_run(fitted, ident.cond, ident.tcmd, out)
+    with staging:
+        for name, run in (("identification_run.csv", rec), ("validation_run.csv", val)):
+            files[name] = out / name
+            staging.write(files[name], recording_csv(run).encode())
+        step("validating", 0.8)
+        identified = load(staging.staged(out / RESULT_FILE))
+        pred = identified.predict(val)
+        # the identified model against the true robot on the same (conditioned) validation motion
+        cond = condition(val, identified.conditioning_options(), kinds, require_motion=False)
+        est = identified.torque(cond.q, cond.qd, cond.qdd)
+        true_tau = plant.torque(theta, cond.q, cond.qd, cond.qdd)
+        model_error = np.sqrt(np.mean((est - true_tau) ** 2, axis=0)) / np.sqrt(np.mean(true_tau**2, axis=0))
+        if report:
+            step("writing the report", 0.9)
+            page = write_report(out, validation=Validation.from_prediction(pred, "validation_run.csv"), staging=staging)
+            files.update((p.name, p) for p in report_files(page)[:2])     # the page and its validation's data
+        staging.commit(list(files.values()))
     step("done", 1.0)
-    files.update({"identification_run.csv": out / "identification_run.csv",
-                  "validation_run.csv": out / "validation_run.csv"})
     true_values = dict(zip(plant.param_names, theta.tolist()))
     return DemoResult(ident, pred, true_values, files, model_error)

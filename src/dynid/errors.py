@@ -8,6 +8,8 @@ A message says what is wrong, where (file, column, row, parameter), what was rec
 
 from __future__ import annotations
 
+import os
+
 __all__ = [
     "DynidError",
     "ShapeError",
@@ -16,6 +18,7 @@ __all__ = [
     "InputDataError",
     "IdentifiabilityError",
     "MissingExtraError",
+    "OutputError",
 ]
 
 
@@ -75,3 +78,15 @@ class MissingExtraError(DynidError, ImportError):
             hint=f"install it with: pip install 'dynid[{extra}]'",
         )
         self.extra = extra
+
+
+class OutputError(DynidError, OSError):
+    """An output could not be written (a full disk, a read-only folder, ...); ``path`` names it and ``errno``
+    is the operating system's error number. Nothing of the outputs was changed."""
+
+    def __init__(self, message: str, *, hint: str | None = None, options: tuple[str, ...] = (),
+                 path: str | os.PathLike | None = None, errno: int | None = None) -> None:
+        super().__init__(message, hint=hint, options=options)
+        self.path = None if path is None else os.fspath(path)
+        self.filename = self.path
+        self.errno = errno

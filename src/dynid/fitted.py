@@ -465,7 +465,7 @@ def is_prg(path: str | Path) -> bool:
 
 def _from_prg(path: Path, name: str, config, urdf) -> FittedModel:
     """Rebuild a fitted model from a softMC parameter program (see :func:`load`)."""
-    from .io.prg import model_values, read_prg
+    from .io.prg import friction_values, model_values, read_prg
     from .models import make_model, model_class
     from .models.config import load_config_file
 
@@ -476,6 +476,8 @@ def _from_prg(path: Path, name: str, config, urdf) -> FittedModel:
     try:                                  # the parameter layout (a model may need constants the PRG holds)
         probe = make_model(name, cfg, **kwargs)
     except ConfigError as err:
+        if "urdf" in err.options:         # the robot itself is missing: no example has its layout
+            raise
         try:
             probe = model_class(name).example()
         except DynidError:
@@ -524,20 +526,9 @@ def _from_prg(path: Path, name: str, config, urdf) -> FittedModel:
         if "parameters" not in err.options:      # a configuration error (geometry missing, ...) stays one
             raise
         raise FileFormatError(f"{where}: {err.message}", hint=err.hint) from None
-    dyn, fr = plant.model, plant.friction
-    sign = dyn.config.friction_sign
-    by_term: dict[str, list] = {"viscous": [sign * prg.viscous.get(a, 0.0) for a in axes],
-                                "coulomb": [sign * prg.coulomb.get(a, 0.0) for a in axes]}
-    for term, vals in prg.friction_terms.items():
-        owners = fr.motor_names if term.startswith("motor_") else axes
-        low = {k.lower(): v for k, v in vals.items()}
-        by_term[term] = [low.get(o.lower()) for o in owners]
-    theta_fr = fr.flatten_terms(by_term)
-    lost = [fr.param_names[i] for i, v in enumerate(theta_fr) if v is None]
-    if lost:
-        raise FileFormatError(f"{where}: no value for friction parameter {lost[0]} of model "
-                              f"{fr.spec!r}", hint="check the PRG's 'Friction term' comment lines")
-    theta = [values[p] for p in dyn.param_names] + [float(v) for v in theta_fr]
+    dyn = plant.model
+    theta_fr = friction_values(prg, plant.friction, dyn.config.friction_sign, where)
+    theta = [values[p] for p in dyn.param_names] + theta_fr
     cutoff = prg.exact_cutoff_hz if prg.exact_cutoff_hz is not None else prg.cutoff_hz
     conditioning = {"cutoff_hz": None if math.isnan(cutoff) else cutoff, "filter_order": prg.filter_order or 4,
                     "raw_length": prg.raw_length, "data_length": prg.data_length,
@@ -596,4 +587,4 @@ def _by_name(expected: Sequence[str], names: Sequence[str], values: Sequence[Any
                               hint="the result was written by another model or dynid version: identify again")
     if len(values) != len(names):
         raise FileFormatError(f"{where}: {section} has {len(names)} names but {len(values)} values")
-    return [_num(v) for v in values]
+    return [_num(v, np.nan) for v in values]          # null: how a NaN is written, never a 0

@@ -422,3 +422,49 @@ def test_a_file_named_mcap_that_is_not_one_is_a_clear_error(tmp_path):
         warnings.simplefilter("error")
         assert read_recording(f).n_samples == 400                     # a clean bag reads without warnings
     assert issubclass(InputDataError, DynidError)
+
+
+# ------------------------------------------------------------------------------------------ block by block
+
+def test_a_bag_read_in_chunks_gives_the_whole_bags_rows(tmp_path, monkeypatch):
+    """Issue 26: a long bag is read in chunks of messages (bounded memory) with the whole bag's rules: joints by
+    name in any order, the time from the header stamps, and messages of one time merged."""
+    from dynid.io import sources
+
+    rec = _sine_rec(n=3000)
+    bag = write_bag(tmp_path / "r.mcap", rec, ["a", "b", "c", "d"], rng=np.random.default_rng(3))
+    whole = read_recording(bag, joint_names=["a", "b", "c", "d"], require_tau=True)
+    monkeypatch.setattr(sources._McapSource, "CHUNK_MESSAGES", 700)
+    src = sources.open_source(bag, joint_names=["a", "b", "c", "d"], require_tau=True, n_joints=4)
+    assert src.n_samples_hint == whole.n_samples
+    blocks = list(src.blocks(1000))
+    assert len(blocks) > 3
+    for name in ("t", "q", "tau", "qd"):
+        np.testing.assert_array_equal(np.concatenate([getattr(b, name) for b in blocks]), getattr(whole, name))
+    assert dict(src.meta)["time"] == "header.stamp"
+
+
+def test_a_bag_of_split_messages_merges_them_within_chunks(tmp_path, monkeypatch):
+    """The arm and the gripper published as two messages at each stamp: merged into one sample each."""
+    from dynid.io import sources
+
+    rec = _sine_rec(n=1200)
+    path = tmp_path / "split.mcap"
+    with open(path, "wb") as fh:
+        w = Writer(fh)
+        js = w.register_msgdef("sensor_msgs/msg/JointState", JOINT_STATE)
+        for i in range(rec.n_samples):
+            ns = T0_NS + int(round(rec.t[i] * 1e9))
+            for part in ([0, 1], [2, 3]):
+                names = [["a", "b", "c", "d"][k] for k in part]
+                w.write_message("/joint_states", js, _msg(names, rec.q[i, part], rec.qd[i, part], rec.tau[i, part], ns),
+                                log_time=ns + 1000)
+        w.finish()
+    whole = read_recording(path, joint_names=["a", "b", "c", "d"], require_tau=True)
+    monkeypatch.setattr(sources._McapSource, "CHUNK_MESSAGES", 500)          # (even: a stamp's two messages together)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                              # nothing dropped, nothing to warn about
+        src = sources.open_source(path, joint_names=["a", "b", "c", "d"], require_tau=True, n_joints=4)
+        got = np.concatenate([b.q for b in src.blocks(400)])
+    np.testing.assert_array_equal(got, whole.q)
+    assert whole.n_samples == rec.n_samples

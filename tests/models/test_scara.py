@@ -257,7 +257,7 @@ def _write_softmc_csv(path, data):
     from dynid.io.readers import write_recording_csv
 
     write_recording_csv(path, Recording(data.t, data.q / SOFTMC_TO_SI, data.tau),
-                        meta={"units": "softmc (deg, deg, mm, deg)"})
+                        meta={"units": "softmc", "position_units": "deg, deg, mm, deg"})
 
 
 def _cli(argv):

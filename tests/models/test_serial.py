@@ -17,7 +17,8 @@ import pytest
 
 from dynid.identification.base_params import structural_base
 from dynid.errors import ConfigError, FileFormatError
-from dynid.models import Plant, make_model
+from dynid.models import Plant, make_model, model_class
+from dynid.models.serial import PUMA560_CONFIG
 
 pin = pytest.importorskip("pinocchio")
 
@@ -442,7 +443,7 @@ def test_chunked_evaluation_equals_single_samples(backend_path):
     kernels of different block sizes may differ in the last bit."""
     from dynid.models import _rnea
 
-    model = make_model("serial")
+    model = model_class("serial").example()
     q, qd, qdd = _states(6, n_samples=2 * _rnea._CHUNK + 37, seed=10)
     Y = model.regressor(q, qd, qdd)
     for k in (0, _rnea._CHUNK - 1, _rnea._CHUNK, 2 * _rnea._CHUNK + 36):
@@ -457,7 +458,7 @@ def test_kernel_threads_split_the_samples_without_seams(monkeypatch):
 
     if not _rnea.kernel_available():
         pytest.skip("compiled regressor kernel not built")
-    model = make_model("serial")
+    model = model_class("serial").example()
     q, qd, qdd = _states(6, n_samples=3 * _rnea._MIN_SAMPLES_PER_THREAD + 7, seed=11)
     results = []
     for threads in ("1", "2", "3"):
@@ -479,7 +480,7 @@ from hypothesis.extra.numpy import arrays  # noqa: E402
 @given(arrays(np.float64, (3, 2, 6), elements=st.floats(-3, 3)), arrays(np.float64, 60, elements=st.floats(-2, 2)),
        arrays(np.float64, 60, elements=st.floats(-2, 2)), st.floats(-3, 3))
 def test_regressor_is_linear_in_the_parameters(states, p1, p2, a):
-    model = make_model("serial")
+    model = model_class("serial").example()
     q, qd, qdd = states
     Y = model.regressor(q, qd, qdd)
     np.testing.assert_allclose(Y @ (p1 + a * p2), Y @ p1 + a * (Y @ p2), rtol=1e-9, atol=1e-9)
@@ -524,8 +525,7 @@ def test_puma560_has_36_base_inertial_parameters():
     ZZ1R and every other revolute link keeps 7 of its 10 parameters (YY, MZ, M are regrouped),
     1 + 5 x 7 = 36. Checked here also against the rank of Pinocchio's regressor.
     """
-    model = make_model("serial", {"friction": "none"})
-    assert model.chain["robot"].startswith("puma560")
+    model = make_model("serial", {**PUMA560_CONFIG, "friction": "none"})
     base = _base(model)
     assert base.n_base == 36
     links = [{"mass": float(m), "com": c, "inertia": i} for m, c, i in
@@ -557,7 +557,7 @@ def test_base_expressions_are_readable(real_data):
                      "+ 9/40*link_5.m + 9/40*link_6.m"):  # 9/40 = a3 = 0.225 m
         assert expected in exprs
     # standard DH PUMA: link 1 turns about its own y axis; a2^2 = 0.4318^2 = 0.186451 m^2
-    puma = _base(make_model("serial", {"friction": "none"}))
+    puma = _base(make_model("serial", {**PUMA560_CONFIG, "friction": "none"}))
     assert puma.expressions()[0].startswith("link1.Iyy + link2.Iyy - 0.186451*link2.m + link3.Izz")
     assert np.abs(puma.K).max() <= 1.0 + 1e-9      # coefficients are products of DH lengths
 

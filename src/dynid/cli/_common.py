@@ -16,12 +16,13 @@ from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from .._atomic import create_temporary
 from .._json import dumps, jsonable
-from ..errors import ConfigError, DynidError
+from ..errors import ConfigError, DynidError, OutputError
 
 __all__ = ["Progress", "print_json", "table", "wrap", "fail", "warn", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE",
-           "EXIT_PIPE", "parse_floats", "style", "colour_enabled", "note", "show_warning",
-           "user_warnings", "check_output", "check_outputs", "output_options",
-           "HelpFormatter", "RawDescriptionHelpFormatter", "stdout_closed", "close_progress"]
+           "EXIT_PIPE", "parse_floats", "style", "colour_enabled", "note", "show_warning", "user_warnings",
+           "check_output", "check_outputs", "output_options",
+           "check_inputs_kept", "command_inputs", "command_outputs", "name_output_option",
+           "HelpFormatter", "RawDescriptionHelpFormatter", "stdout_closed", "close_progress", "add_units_option"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -319,11 +320,117 @@ def check_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             check_output(value, kind=kind, option=flag)
 
 
+# ------------------------------------------------------------------------------------------ inputs kept
+
+RESULT_FOLDER_FILES = ("result.json", "IDNT*.PRG", "IDNT*.REC")
+"""What a command reads of a folder given for an input (a result folder)."""
+
+
+def command_inputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[tuple[str, str, Path]]:
+    """``(label, as given, file)`` of every input file of the command: its positional arguments (a result folder
+    gives :data:`RESULT_FOLDER_FILES` in it; a command's ``inputs_of(args)`` default gives its own, e.g. the
+    recordings a batch's folders and globs name) and the options that name a file (metavar ``FILE``, ``.json``,
+    ``PRG``), outputs excepted."""
+    found: list[tuple[str, str, Path]] = []
+    custom = getattr(args, "inputs_of", None)
+    if custom is not None:
+        found += custom(args)
+    for action in parser._actions:
+        if action.dest in OUTPUT_DESTS or isinstance(action, argparse._SubParsersAction) or action.dest == "help":
+            continue
+        meta = str(action.metavar or action.dest)
+        if action.option_strings:
+            if not any(m in meta.upper() for m in ("FILE", ".JSON", "PRG")):
+                continue
+            label = action.option_strings[-1]
+        elif custom is not None:
+            continue
+        else:
+            label = meta
+        values = getattr(args, action.dest, None)
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, (str, os.PathLike)):
+                path = Path(value)
+                inside = [f for pattern in RESULT_FOLDER_FILES for f in sorted(path.glob(pattern))] \
+                    if path.is_dir() else [path]
+                found += [(label, os.fspath(value), f) for f in inside]
+    return found
+
+
+def command_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[tuple[str, str, Path]]:
+    """``(flag, as given, file)`` of every file the command writes, replaces or removes: its file options, and
+    what a command's ``outputs_of(args)`` default lists (the files it writes into its output folders)."""
+    found = [(flag, os.fspath(getattr(args, dest)), Path(getattr(args, dest)))
+             for dest, flag, kind in output_options(parser)
+             if kind == "file" and isinstance(getattr(args, dest, None), (str, os.PathLike))]
+    custom = getattr(args, "outputs_of", None)
+    return found + (list(custom(args)) if custom is not None else [])
+
+
+def check_inputs_kept(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Fail before any work when the command would write over one of its own inputs: the same path, also
+    through symbolic links, or the same file (a hard link); an output folder holding an input under a name the
+    command writes there.
+
+    Raises
+    ------
+    ConfigError
+        ``--out X would write over the input REC Y`` (exit status 2).
+    """
+    inputs = command_inputs(args, parser)
+    if not inputs:
+        return
+    for flag, given, out in command_outputs(args, parser):
+        for label, source, path in inputs:
+            if _same_file(out, path):
+                what = given if out == Path(given) else f"{given} ({os.path.relpath(out, given)} in it)"
+                if Path(source) != path:                      # a file of an input folder
+                    same = f" ({path})"
+                else:
+                    same = "" if os.path.abspath(out) == os.path.abspath(path) else " (the same file)"
+                raise ConfigError(f"{flag} {what} would write over the input {label} {source}{same}",
+                                  hint=f"a command never overwrites its own inputs: choose another {flag}, or move the "
+                                       "input elsewhere")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same inode (hard links, symbolic links, another spelling), or
+    the same real path where one does not exist yet."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def name_output_option(err: BaseException, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """An :class:`~dynid.errors.OutputError` gets the output option its path falls under (its hint then names it)."""
+    path = getattr(err, "path", None)
+    if not isinstance(err, OutputError) or path is None or err.options:
+        return
+    target = Path(os.path.abspath(path))
+    for dest, _, _ in output_options(parser):
+        value = getattr(args, dest, None)
+        if isinstance(value, (str, os.PathLike)):
+            given = Path(os.path.abspath(value))
+            if target == given or given in target.parents:
+                err.options = (dest,)
+                return
+
+
 # ------------------------------------------------------------------------------------------ output
 
 def add_result_argument(parser) -> None:
     """The positional RESULT.json of the commands that use an identification."""
     parser.add_argument("result", metavar="RESULT.json", help="result.json written by 'dynid identify' (or its folder)")
+
+
+def add_units_option(parser, what: str) -> None:
+    """``--units si|softmc`` for the position units of the recording ``what``, by default its ``# units:`` line."""
+    parser.add_argument("--units", choices=("si", "softmc"), default=None,
+                        help=f"position units of {what}: si (rad, m) or softmc (deg, mm); default: the file's "
+                             "'# units:' line, else si (a --units the line contradicts is an error)")
 
 
 def print_json(data: Any) -> None:

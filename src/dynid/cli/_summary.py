@@ -10,7 +10,7 @@ from ._common import fmt, style, table
 
 
 def identification(ident: Identification, element: str, source: str) -> str:
-    plant, cond, err = ident.plant, ident.cond, ident.errors
+    plant, cond, err, summary = ident.plant, ident.cond, ident.errors, ident.summary
     model = plant.model
     verdict = style("SUCCEEDED", "success") if ident.success else style("FAILED", "failure")
     out = [f"{model.name} ({model.title}) on {source}: identification {verdict} for {element}",
@@ -18,10 +18,10 @@ def identification(ident: Identification, element: str, source: str) -> str:
     rows = []
     for j, joint in enumerate(model.joints):
         rows.append((f"{j + 1} {joint.name}", f"{100 * err.max_relative[j]:.2f} %", f"{100 * err.mean_relative[j]:.2f} %",
-                     f"{cond.moving_samples[j]}/{cond.data_length}",
+                     f"{summary.moving[j]}/{summary.data_length}",
                      f"{cond.velocity_threshold[j]:.6f} {velocity_unit(joint.kind)}"))
     out.append(table(rows, ["axis", "max rel. err", "mean rel. err", "moving/used", "threshold"]))
-    out.append(f"cutoff {cond.cutoff_hz:.3f} Hz; data length {cond.data_length} of {cond.raw_length} raw samples; "
+    out.append(f"cutoff {cond.cutoff_hz:.3f} Hz; data length {summary.data_length} of {summary.raw_length} raw samples; "
                f"condition number {ident.lsq.condition_number:.4g} (scaled {ident.lsq.condition_number_scaled:.4g}); "
                f"{ident.base.n_base} base parameters")
     out.append("")

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from ..fleet.batch import SUMMARY_NAME, BatchInterrupted, BatchResult, find_recordings, run_batch
 from ..identification.consistent import DEFAULT_PRIOR_WEIGHT
 from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _common
-from ._common import EXIT_FAILED, EXIT_OK, Progress, print_json, table, warn, wrap
-from .identify import _cutoff, _regularize, add_common_model_args, estimator
+from ._common import EXIT_FAILED, EXIT_OK, Progress, add_units_option, print_json, table, warn, wrap
+from .identify import _cutoff, _regularize, add_common_model_args, estimator, run_outputs
 
 EXIT_INTERRUPTED = 130
 
@@ -69,8 +70,7 @@ def add_parser(sub) -> None:
                    help="low-pass cutoff, as for 'dynid identify' (default: auto)")
     p.add_argument("--regularize", type=_regularize, default="auto", metavar="R|auto",
                    help="ridge toward the a-priori model, as for 'dynid identify' (default: auto)")
-    p.add_argument("--units", choices=("si", "softmc"), default="si",
-                   help="position units of the files: si (rad, m) or softmc (deg, mm)")
+    add_units_option(p, "the files")
     p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bags: the JointState topic to read when a bag has several")
     p.add_argument("--element", metavar="NAME", help="softMC element name in the PRGs")
     p.add_argument("--group", type=int, default=1, metavar="N", help="group number: files IDNT<N>.PRG/.REC")
@@ -89,7 +89,21 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON (a row per recording)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no line per run on stderr")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run, upper_threshold=None, upper_fraction=None, payload_of=None)
+    p.set_defaults(run=run, upper_threshold=None, upper_fraction=None, payload_of=None, inputs_of=_inputs_of,
+                   outputs_of=_outputs_of)
+
+
+def _inputs_of(args) -> list:
+    """The recordings (for :func:`~dynid.cli._common.check_inputs_kept`)."""
+    return [("DIR|GLOB", str(p), p) for p in find_recordings(args.recordings, exclude=args.out)]
+
+
+def _outputs_of(args) -> list:
+    """summary.csv and each recording's run folder (for :func:`~dynid.cli._common.check_inputs_kept`)."""
+    found = [("--out", args.out, Path(args.out) / SUMMARY_NAME)]
+    for p in find_recordings(args.recordings, exclude=args.out):
+        found += [("--out", args.out, f) for _, _, f in run_outputs(os.path.join(args.out, p.stem), args.group)]
+    return found
 
 
 def _line(res: BatchResult, done: int, total: int) -> str:

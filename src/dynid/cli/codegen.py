@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ._common import EXIT_OK, Progress, RawDescriptionHelpFormatter, print_json
 from ._source import add_model_source, load_model
+
+SUFFIXES = {"c": (".c", ".h"), "st": (".st",), "python": (".py",)}
+"""The files --out DIR gets per --lang: --name + these."""
 
 DESCRIPTION = """\
 Generate the torque of an identified model (RESULT.json, or a softMC IDNT<g>.PRG with --model and
@@ -17,7 +21,8 @@ as source code for a controller, with common sub-expressions (SymPy's cse and pr
   st      IEC 61131-3 FUNCTION_BLOCK DYNID_TORQUE (q, dq, ddq : ARRAY[1..n] OF LREAL -> tau)
   python  a numpy module with torque(q, dq, ddq) for (n,) or (N, n) arrays
 Models: serial (URDF/DH) and the catalogue models dynid derives (see 'dynid derive --help').
-Needs the extra 'symbolic' (SymPy).
+A model with a NaN or infinite parameter is refused (exit 2 naming the parameters): the code
+would return it as torque. Needs the extra 'symbolic' (SymPy).
 """
 
 
@@ -29,10 +34,14 @@ def add_parser(sub) -> None:
     add_model_source(p)
     p.add_argument("--lang", choices=("c", "st", "python"), required=True, help="output language")
     p.add_argument("--out", metavar="DIR", required=True, help="folder for the generated files")
-    p.add_argument("--name", default="dynid_model", metavar="NAME", help="file name stem (default dynid_model)")
+    p.add_argument("--name", default="dynid_model", metavar="NAME",
+                   help="file name stem, C include guard (NAME_H) and Python module name (default dynid_model): an "
+                        "identifier in C, IEC 61131-3 ST and Python - a letter first, then letters, digits and single "
+                        "underscores, at most 63 characters, no keyword - else refused (exit 2)")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: [("--out", args.out, Path(args.out) / (args.name + suffix))
+                                                     for suffix in SUFFIXES[args.lang]])
 
 
 def run(args) -> int:

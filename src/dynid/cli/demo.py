@@ -25,16 +25,10 @@ def run(args) -> int:
     from ..demo import run_demo
     from .._json import jsonable
     from ..io.outputs import result_dict
-    from ..report import Validation, write_report
-    from ..report._report import validation_path
     from . import _summary
 
     with Progress("demo", quiet=args.quiet or args.json) as progress:
-        res = run_demo(args.out, progress=progress.part(0.0, 0.9))
-        progress("writing the report", 0.9)
-        res.files["report.html"] = write_report(args.out, validation=Validation.from_prediction(res.validation,
-                                                                                                "validation_run.csv"))
-        res.files["report.validation.npz"] = validation_path(res.files["report.html"])
+        res = run_demo(args.out, progress=progress)
     ident, val = res.identification, res.validation
     nrmse = val.nrmse("rms")
     element = ident.plant.model.element

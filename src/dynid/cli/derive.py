@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from .._atomic import commit_files
 from ._common import EXIT_OK, Progress, RawDescriptionHelpFormatter, print_json
+
+FILES = ("derivation.md", "derivation.json")
+"""What --out DIR gets."""
 
 DESCRIPTION = """\
 Derive the closed-form dynamic model of a robot from its geometry: torques, mass matrix D_ij,
@@ -38,7 +42,8 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the expressions as JSON (strings SymPy parses)")
     p.add_argument("--out", metavar="DIR", help="write derivation.md (Markdown with LaTeX) and derivation.json into DIR")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: [("--out", args.out, Path(args.out) / name) for name in FILES]
+                   if args.out else [])
 
 
 def _build(args):
@@ -58,7 +63,6 @@ def run(args) -> int:
     import json
 
     from ..symbolic import derive
-    from pathlib import Path
 
     progress = Progress("derive", quiet=args.json)
     progress("building the model", 0.0)
@@ -68,8 +72,8 @@ def run(args) -> int:
     if args.out:
         progress("writing derivation.md", 0.6)
         out = Path(args.out)
-        commit_files({out / "derivation.md": d.to_markdown(progress=progress.part(0.6, 0.99)).encode(),
-                      out / "derivation.json": (json.dumps(data, indent=1) + "\n").encode()})
+        commit_files({out / FILES[0]: d.to_markdown(progress=progress.part(0.6, 0.99)).encode(),
+                      out / FILES[1]: (json.dumps(data, indent=1) + "\n").encode()})
     progress.close()
     if args.json:
         print_json(data)
@@ -86,6 +90,6 @@ def run(args) -> int:
         lines.append(f"D_{i + 1} = {text if len(text) < 300 else text[:300] + ' ...'}")
     lines.append("base parameters: " + "; ".join(str(b) for b in d.base_parameters))
     if args.out:
-        lines.append(f"written: {Path(args.out) / 'derivation.md'}, {Path(args.out) / 'derivation.json'}")
+        lines.append("written: " + ", ".join(str(Path(args.out) / name) for name in FILES))
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 
+from .._atomic import Staging
 from ..bounds import HARMONICS_WHY, MAX_HARMONICS, TIME_BUDGET_S
 from ..errors import ConfigError
 from .._json import jsonable
@@ -327,7 +328,9 @@ def run(args) -> int:
         out["identifiability"] = ident.to_dict()
     if limits is not None:
         out["limits"] = limits.to_dict()
-    files = _write_sine_outputs(args, model, kinds, plan, src, limits)
+    with Staging() as staging:     # every output written, or none
+        files = _write_sine_outputs(args, model, kinds, plan, src, limits, staging)
+        staging.commit()
     out["files"] = files
     if args.json:
         print_json(jsonable(out))
@@ -341,7 +344,7 @@ def _grid_dt(record_s: float) -> float:
     return max(1e-3, record_s / 20000)
 
 
-def _write_sine_outputs(args, model, kinds, plan, src, limits) -> dict:
+def _write_sine_outputs(args, model, kinds, plan, src, limits, staging: Staging) -> dict:
     from ..excite import plot_motion, write_mcbasic, write_trajectory_csv
 
     files = {}
@@ -356,20 +359,21 @@ def _write_sine_outputs(args, model, kinds, plan, src, limits) -> dict:
             raise ConfigError("--mcbasic without --model needs --units softmc (the program is written in deg/mm)")
         filt = args.filter_hz if args.filter_hz is not None else (src.filter_hz if src is not None else 80.0)
         files["mcbasic"] = str(write_mcbasic(args.mcbasic, plan, element=element, dynamic_model=dyn, kinds=kinds,
-                                             filter_hz=filt))
+                                             filter_hz=filt, staging=staging))
     if args.out:
         t, q, qd, qdd = plan.sample(args.dt, include_settle=True)
         if args.out_units == "softmc" and kinds is None:
             raise ConfigError("--out-units softmc needs --model (the joint kinds)")
         meta = {"source": "dynid excite (softMC SineWave; t = 0 at the SineWave start, recording from "
                           f"t = {plan.settle_s:g} s)", "freqs_hz": ",".join(f"{x:.10g}" for x in plan.freqs_hz)}
-        files["trajectory"] = str(write_trajectory_csv(args.out, t, q, qd, qdd, kinds=kinds, units=args.out_units, meta=meta))
+        files["trajectory"] = str(write_trajectory_csv(args.out, t, q, qd, qdd, kinds=kinds, units=args.out_units, meta=meta,
+                                                       staging=staging))
     if args.plot:
         t, q, _, _ = plan.sample(_grid_dt(plan.record_s + plan.settle_s) * 10, include_settle=True)
         files["plot"] = str(plot_motion(args.plot, t, q, joint_names=[j.name for j in model.joints] if model else None,
                                         kinds=kinds, units=args.units or "si", limits=limits, mark_s=plan.settle_s,
                                         title="planned SineWave motion (recording starts at "
-                                              f"{plan.settle_s:g} s)"))
+                                              f"{plan.settle_s:g} s)", staging=staging))
     return files
 
 
@@ -499,16 +503,19 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
         _compare_with_sine(out, model, rq, ref, design, args.fourier, periods, record_s)
     progress.close()
     files = {}
-    if design.limits_ok:
-        if args.out:
+    with Staging() as staging:     # every output written, or none
+        if design.limits_ok and args.out:
             tt, qq, vv, aa = design.trajectory.sample(record_s, args.dt)
             meta = {"source": f"dynid excite --fourier {args.fourier} (period {design.trajectory.period_s:g} s, seed {args.seed}, "
                               f"condition number {design.condition_number:.6g}); starts and ends at rest"}
-            files["trajectory"] = str(write_trajectory_csv(args.out, tt, qq, vv, aa, kinds=kinds, units=args.out_units, meta=meta))
-        if args.plot:
+            files["trajectory"] = str(write_trajectory_csv(args.out, tt, qq, vv, aa, kinds=kinds, units=args.out_units,
+                                                           meta=meta, staging=staging))
+        if design.limits_ok and args.plot:
             files["plot"] = str(plot_motion(args.plot, t, q, joint_names=[j.name for j in model.joints], kinds=kinds,
                                             units=args.units or "si", limits=lim,
-                                            title=f"optimised {args.fourier}-harmonic Fourier excitation"))
+                                            title=f"optimised {args.fourier}-harmonic Fourier excitation",
+                                            staging=staging))
+        staging.commit()
     out["files"] = files
     if args.json:
         print_json(jsonable(out))

@@ -11,7 +11,7 @@ from ..errors import ConfigError
 from .._atomic import atomic_write_bytes
 from ..io._fastcsv import format_rows
 from .._json import jsonable
-from ._common import EXIT_OK, Progress, parse_floats, print_json, warn
+from ._common import EXIT_OK, Progress, add_units_option, parse_floats, print_json, warn
 from ._source import ON_THRESHOLD_HELP, add_model_source, load_model
 
 
@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
     p.add_argument("--payload-inertia", type=float, metavar="KGM2", help="payload inertia [kg m^2]")
     p.add_argument("--torque-factor", metavar="F1,F2,..", help="TorqueFactor per joint: adds per-mille columns "
                    "(Taddcmd * TorqueFactor, INTEGER16) for the drive's torque offset 0x60B2")
-    p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of TRAJ")
+    add_units_option(p, "TRAJ")
     p.add_argument("--out", metavar="FILE", help="output CSV (default: standard output)")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
     p.add_argument("--debug", action="store_true", help="show tracebacks")

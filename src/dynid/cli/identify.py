@@ -15,7 +15,7 @@ from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _summary
 from .registry import RunRegistration, add_registry_options
-from ._common import EXIT_FAILED, EXIT_OK, HelpFormatter, Progress, parse_floats, print_json
+from ._common import EXIT_FAILED, EXIT_OK, HelpFormatter, Progress, add_units_option, parse_floats, print_json
 
 
 def add_common_model_args(p: argparse.ArgumentParser) -> None:
@@ -50,11 +50,12 @@ def add_parser(sub) -> None:
                         "or 0.1 by held-out error where the model has a-priori inertias")
     p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bag: the JointState topic to read when the bag has several "
                    "(joints are matched by the config's joint_names, else taken in the first message's order)")
-    p.add_argument("--units", choices=("si", "softmc"), default="si",
-                   help="position units of the file: si (rad, m) or softmc (deg, mm)")
+    add_units_option(p, "the file")
     p.add_argument("--element", metavar="NAME", help="softMC element name in the PRG (default: robot type, or the axis name)")
     p.add_argument("--group", type=int, default=1, metavar="N", help="group number: output files IDNT<N>.PRG/.REC")
-    p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder")
+    p.add_argument("--out", default="dynid-out", metavar="DIR", help="output folder: this run's outputs replace an "
+                   "earlier run's there (its report too, with --no-report); other files are kept; a failed or "
+                   "interrupted run leaves it as it was")
     p.add_argument("--threshold", metavar="V[,V..]", help="velocity gating threshold per joint [rad/s or m/s] "
                    "(default: max(1 %% of peak velocity, 2 x velocity noise))")
     p.add_argument("--estimator", choices=ESTIMATORS, default="auto",
@@ -84,12 +85,23 @@ def add_parser(sub) -> None:
                         "payload coefficients (L^2, g*L, g*cos(alpha), ...)")
     p.add_argument("--threads", type=int, metavar="N", help="threads for the numerics (default: DYNID_NUM_THREADS, "
                    "else every core)")
+    p.add_argument("--streaming", choices=("auto", "always", "never"), default="auto",
+                   help="identify block by block in bounded memory: auto (recordings of 500 000 samples x joints and "
+                        "more), always, or never (the whole recording in memory)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
     add_registry_options(p)
     p.add_argument("--json", action="store_true", help="print result.json to stdout instead of the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: run_outputs(args.out, args.group))
+
+
+def run_outputs(out: str, group: int) -> list[tuple[str, str, Path]]:
+    """The files an identification into folder ``out`` writes, replaces or removes there (``--out``), for
+    :func:`~dynid.cli._common.check_inputs_kept`."""
+    from ..io.outputs import earlier_outputs
+
+    return [("--out", out, p) for p in earlier_outputs(out, group)]
 
 
 def _regularize(text: str):
@@ -127,7 +139,8 @@ def estimator(args) -> Identifier:
                       prior_weight=args.prior_weight, regularize=args.regularize, payload_of=args.payload_of,
                       element=args.element,
                       group=args.group, threads=args.threads,
-                      topic=getattr(args, "topic", None))  # batch has no --topic
+                      topic=getattr(args, "topic", None),  # batch has no --topic
+                      streaming=getattr(args, "streaming", "auto"))
 
 
 def run(args) -> int:
@@ -145,6 +158,7 @@ def run(args) -> int:
         progress(f"reading {Path(args.recording).name}", 0.0)  # drawn before the (long) read of the recording
         try:
             est.fit(args.recording, progress=progress.part(0.05, 0.85), out_dir=args.out)
+            source["units"] = est.units_                # given, or the file's '# units:' line
             progress("writing outputs" if args.no_report else "writing outputs and report", 0.85)
             history = reg.view(est.model_.with_info(source=source)) if reg is not None and not args.no_report else None
             written = est.write(args.out, source=source, report=not args.no_report, history=history)

@@ -20,6 +20,7 @@ import threading  # noqa: E402
 from typing import Sequence  # noqa: E402
 
 from .. import __version__  # noqa: E402
+from .._atomic import commits_so_far, committed_since  # noqa: E402
 from . import _common  # noqa: E402
 
 # Subcommand modules in help order; each defines add_parser(sub) and run(args) -> int. A module
@@ -41,8 +42,12 @@ dynid: robot inverse dynamic models — identify a robot's dynamic parameters fr
 motion, validate them, and write softMC-compatible parameter programs (IDNT<group>.PRG).
 
 Exit status: 0 success, 1 identification ran but failed its success criterion (50 % rule),
-2 usage or input error, 141 standard output closed early by its reader (e.g. piped into head),
-as for a process ended by SIGPIPE.
+2 usage or input error, 130 interrupted (Ctrl-C), 141 standard output closed early by its reader
+(e.g. piped into head), as for a process ended by SIGPIPE.
+
+Outputs are written all together at the end (staged in a hidden folder beside them, then renamed):
+an error or Ctrl-C leaves the output folder as it was, a finished run replaces the earlier run's
+outputs there and keeps every other file. No command writes over one of its own inputs.
 
 On a terminal, progress bars and colours are shown (drawn with 'rich' when the extra 'terminal' is
 installed); with NO_COLOR set there are no colours, and piped output is plain text. Warnings go to
@@ -83,8 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A reader that closes standard output early (``dynid models | head -1``) ends the command with
     status 141 (:data:`~dynid.cli._common.EXIT_PIPE`) and no traceback, as the Python documentation
-    recommends (the rest of the output goes to the null device).
+    recommends (the rest of the output goes to the null device). Ctrl-C ends it with status 130 and a line
+    saying what it left: nothing changed, or the outputs it had put in place.
     """
+    mark = commits_so_far()
     try:
         try:
             return _run(argv)
@@ -92,6 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # a closed pipe shows here rather than at the interpreter's exit
     except BrokenPipeError:
         return _common.stdout_closed()
+    except KeyboardInterrupt:  # (also while the command's modules are imported)
+        _common.close_progress()
+        sys.stderr.write(_interrupted(committed_since(mark)))
+        return 130
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -102,20 +113,28 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return _common.EXIT_USAGE
+    command = parser.commands[args.command]
     try:
         with _common.user_warnings():       # 'dynid: warning: ...', never a source path
-            _common.check_outputs(args, parser.commands[args.command])  # before any long work
+            _common.check_outputs(args, command)  # before any long work
+            _common.check_inputs_kept(args, command)
             return int(args.run(args))
-    except BrokenPipeError:
+    except (BrokenPipeError, KeyboardInterrupt):
         raise
-    except KeyboardInterrupt:
-        _common.close_progress()
-        sys.stderr.write("dynid: interrupted; no output files were written\n")
-        return 130
     except Exception as err:  # every failure ends as one line and exit status 2
+        _common.name_output_option(err, args, command)
         return _common.fail(err, debug=getattr(args, "debug", False))
     finally:
         _common.close_progress()
+
+
+def _interrupted(written: Sequence) -> str:
+    """What an interrupt (Ctrl-C) left: nothing changed, or the outputs put in place before it took effect."""
+    if not written:
+        return "dynid: interrupted; no output files were written (the outputs' folders are as they were)\n"
+    folders = ", ".join(dict.fromkeys(str(p.parent) for p in written))
+    return (f"dynid: interrupted after the outputs were written ({len(written)} file(s) in {folders}); "
+            "what was to follow them did not run\n")
 
 
 def entry() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ConfigError, FileFormatError
 from .._json import jsonable
-from ._common import EXIT_OK, Progress, parse_floats, print_json, table
+from ._common import EXIT_OK, Progress, add_units_option, parse_floats, print_json, table
 from ._source import ON_THRESHOLD_HELP, add_model_source, load_model
 
 
@@ -47,7 +47,7 @@ def add_parser(sub) -> None:
     p.add_argument("--threshold", metavar="T1,T2,..", help="TorqueThreshold per joint [N m or N] (default: the "
                    "model's, from the PRG's <axis>.TorqueThreshold or the configuration's torque_limits; else none)")
     p.add_argument("--on-threshold", choices=("error", "clamp"), default="error", help=ON_THRESHOLD_HELP)
-    p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
+    add_units_option(p, "REC")
     p.add_argument("--json", action="store_true", help="print the detections as JSON")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.set_defaults(run=run)

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .._atomic import atomic_write_bytes
+from .._atomic import Staging
 from ..io._fastcsv import format_rows
+from ..io.outputs import report_files
 from ..io.readers import read_recording
 from .._json import jsonable
 from ..errors import ConfigError
-from ._common import EXIT_OK, Progress, print_json, table
+from ._common import EXIT_OK, Progress, add_units_option, print_json, table
 from ._source import add_model_source, is_prg_source, load_model
 
 
@@ -30,21 +31,22 @@ def add_parser(sub) -> None:
                    "UR RTDE log")
     p.add_argument("--topic", metavar="TOPIC", help="ROS 2 bag: the JointState topic to read when the bag has several")
     p.add_argument("--out", metavar="FILE", help="output CSV (default: standard output)")
-    p.add_argument("--units", choices=("si", "softmc"), default="si", help="position units of REC")
+    add_units_option(p, "REC")
     p.add_argument("--json", action="store_true", help="print the validation errors as JSON")
     p.add_argument("--report", metavar="FILE", help="also write an HTML validation report (errors per axis, "
                    "measured vs predicted torque, and the identification report of RESULT.json); its data are "
                    "kept beside it (FILE's stem + .validation.npz), so 'dynid report' re-renders it whole")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: [("--report", args.report, f)
+                                                     for f in report_files(args.report)[1:]] if args.report else [])
 
 
 def run(args) -> int:
     if args.report and is_prg_source(args):
         raise ConfigError("--report shows the identification report of a result.json; a PRG holds no record of "
                           "the identification", hint="pass the result.json, or drop --report")
-    with Progress("predict", quiet=args.quiet or args.json) as progress:
+    with Progress("predict", quiet=args.quiet or args.json) as progress, Staging() as staging:
         progress(f"reading {Path(args.recording).name}", 0.0)
         fitted = load_model(args)
         model = fitted.model
@@ -58,13 +60,14 @@ def run(args) -> int:
             from ..report import write_validation_report
 
             progress("validation report", 0.7)
-            write_validation_report(args.result, pred, args.report, source=args.recording)
+            write_validation_report(args.result, pred, args.report, source=args.recording, staging=staging)
         progress("writing the torques", 0.85)
         n = model.n_joints
         text = (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode() + format_rows(
             np.column_stack([pred.t, pred.tau]))
         if args.out:
-            atomic_write_bytes(args.out, text)
+            staging.write(args.out, text)
+        staging.commit()                # the torques and the report together
     if not args.out and not args.json:
         sys.stdout.write(text.decode())
     report = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..io.outputs import REPORT_NAME, report_files
 from ._common import EXIT_OK, HelpFormatter, Progress, check_output
 
 
@@ -24,15 +25,23 @@ def add_parser(sub) -> None:
                    "'report': pip install 'dynid[report]')")
     p.add_argument("--quiet", action="store_true", help="no progress bar, and do not print the path of the report")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, outputs_of=lambda args: [("--out", str(page), f) for f in report_files(page)]
+                   if (page := _page(args)) else [])
+
+
+def _page(args) -> Path:
+    """The report file: --out, else report.html in the result folder."""
+    if args.out is not None:
+        return Path(args.out)
+    folder = Path(args.result) if Path(args.result).is_dir() else Path(args.result).parent
+    return folder / REPORT_NAME
 
 
 def run(args) -> int:
-    from ..report import REPORT_NAME, write_report
+    from ..report import write_report
 
     if args.out is None:  # the default report file is written into the result folder: it must be writable
-        folder = Path(args.result) if Path(args.result).is_dir() else Path(args.result).parent
-        check_output(folder / REPORT_NAME, kind="file", option="--out")
+        check_output(_page(args), kind="file", option="--out")
     with Progress("report", quiet=args.quiet) as progress:
         path = write_report(args.result, args.figures, out=args.out, progress=progress)
     if not args.quiet:

@@ -80,9 +80,9 @@ def run(args) -> int:
         if res.thresholds is not None:
             files[out / "thresholds.json"] = (json.dumps(jsonable(res.thresholds.to_dict()), indent=2) + "\n").encode()
         write_outputs(res.identification, out, source={"scenario": args.scenario, "simulated": True},
-                      extra_files={p.name: b for p, b in files.items() if p.parent == out})
-        files = {p: b for p, b in files.items() if p.parent != out}
-    if files:
+                      extra_files={p.name: b for p, b in files.items() if p.parent == out},
+                      also={p: b for p, b in files.items() if p.parent != out})   # (the plot: with them)
+    elif files:
         commit_files(files)
     progress.close()
     if args.json:

@@ -1,6 +1,7 @@
 """Exports of a planned excitation: trajectory CSV, softMC MC-Basic identification program, PNG plot.
 
-All writers are atomic (temporary file + rename): an error leaves no partial file.
+All writers are atomic (staged, then renamed): an error leaves no partial file; given a ``staging``
+(:class:`~dynid._atomic.Staging`) they stage their file there, for the caller to commit with the others.
 
 MC-Basic program
 ----------------
@@ -29,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ConfigError, MissingExtraError, ShapeError
-from .._atomic import atomic_write_bytes, atomic_write_text
+from .._atomic import Staging, put
 from ..io._fastcsv import format_rows
 from ..units import from_si, position_unit
 from .sine import SinePlan
@@ -79,7 +80,7 @@ def trajectory_csv(t, q, qd, qdd, *, meta: dict[str, str] | None = None) -> byte
 
 
 def write_trajectory_csv(path: str | os.PathLike, t, q, qd, qdd, *, kinds: Sequence[str] | None = None,
-                         units: str = "si", meta: dict[str, str] | None = None) -> Path:
+                         units: str = "si", meta: dict[str, str] | None = None, staging: Staging | None = None) -> Path:
     """Write a sampled trajectory as CSV (atomic), SI or softMC user units.
 
     Parameters
@@ -94,6 +95,8 @@ def write_trajectory_csv(path: str | os.PathLike, t, q, qd, qdd, *, kinds: Seque
     units : {"si", "softmc"}
     meta : dict, optional
         Extra ``# key: value`` lines.
+    staging : Staging, optional
+        Stage the file there (committed by the caller).
 
     Returns
     -------
@@ -111,7 +114,7 @@ def write_trajectory_csv(path: str | os.PathLike, t, q, qd, qdd, *, kinds: Seque
         m["position_units"] = ",".join(position_unit(k, units) for k in kinds)
     m.update(meta or {})
     path = Path(path)
-    atomic_write_bytes(path, trajectory_csv(t, q, qd, qdd, meta=m))
+    put(path, trajectory_csv(t, q, qd, qdd, meta=m), staging)
     return path
 
 
@@ -211,16 +214,17 @@ def mcbasic_program(plan: SinePlan, *, element: str, dynamic_model: int, kinds: 
     return "\n".join(lines) + "\n"
 
 
-def write_mcbasic(path: str | os.PathLike, plan: SinePlan, **kwargs) -> Path:
-    """Write :func:`mcbasic_program` to ``path`` (atomic); ``kwargs`` as for :func:`mcbasic_program`."""
+def write_mcbasic(path: str | os.PathLike, plan: SinePlan, *, staging: Staging | None = None, **kwargs) -> Path:
+    """Write :func:`mcbasic_program` to ``path`` (atomic, or staged in ``staging``); ``kwargs`` as for
+    :func:`mcbasic_program`."""
     path = Path(path)
-    atomic_write_text(path, mcbasic_program(plan, **kwargs))
+    put(path, mcbasic_program(plan, **kwargs).encode("utf-8"), staging)
     return path
 
 
 def plot_motion(path: str | os.PathLike, t, q, *, joint_names: Sequence[str] | None = None,
                 kinds: Sequence[str] | None = None, units: str = "si", limits=None, title: str | None = None,
-                mark_s: float | None = None) -> Path:
+                mark_s: float | None = None, staging: Staging | None = None) -> Path:
     """PNG of the planned joint motions, one panel per joint (matplotlib, extra ``report``).
 
     Parameters
@@ -238,6 +242,8 @@ def plot_motion(path: str | os.PathLike, t, q, *, joint_names: Sequence[str] | N
     title : str, optional
     mark_s : float, optional
         A time [s] marked by a dotted vertical line (e.g. where the recording starts).
+    staging : Staging, optional
+        Stage the file there (committed by the caller).
 
     Raises
     ------
@@ -277,5 +283,5 @@ def plot_motion(path: str | os.PathLike, t, q, *, joint_names: Sequence[str] | N
     fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
     path = Path(path)
-    atomic_write_bytes(path, buf.getvalue())
+    put(path, buf.getvalue(), staging)
     return path

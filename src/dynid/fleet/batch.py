@@ -1,8 +1,9 @@
 """Identify many recordings, each into its own folder, serially or on a Dask cluster (``dynid batch``).
 
 Every recording is one task: a pure function of (recording, options) that builds a
-:class:`dynid.Identifier`, fits it, writes the files ``dynid identify`` writes into a temporary folder
-inside the output folder and renames that folder to ``OUTDIR/<recording stem>/``. The task returns a
+:class:`dynid.Identifier`, fits it and writes the files ``dynid identify`` writes into ``OUTDIR/<recording
+stem>/`` as it does (staged, then put in place together, replacing an earlier run's outputs there and keeping the
+folder's other files). The task returns a
 small :class:`BatchResult` (robot, status, per-axis max relative error, message, paths, parameters);
 a recording that cannot be identified fails alone, with its one-line message in the result.
 ``OUTDIR/summary.csv`` gets a row per recording (:func:`write_summary`).
@@ -17,8 +18,8 @@ their Dask configuration, as ``local`` does, or each identification costs about 
 parameters are identical, bit for bit, on every scheduler.
 
 Interrupting (Ctrl-C, ``KeyboardInterrupt``) cancels the runs not yet finished, closes a cluster this
-function started and removes the temporary folders: the folders of the runs that completed stay (they
-are whole), no half-written folder is left, and ``summary.csv`` is written with the unfinished runs as
+function started and removes the staging folders: the folders of the runs that completed hold their new
+outputs (whole), the others are as they were, and ``summary.csv`` is written with the unfinished runs as
 ``interrupted``; then :class:`BatchInterrupted` (a ``KeyboardInterrupt``) is raised with the results.
 """
 
@@ -34,7 +35,6 @@ import math
 import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 import uuid
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .._atomic import atomic_write_text
+from .._atomic import STAGE_PREFIX, STAGE_SUFFIX, atomic_write_text
 from ..errors import ConfigError, DynidError, MissingExtraError
 
 __all__ = ["BatchResult", "BatchInterrupted", "find_recordings", "run_batch", "write_summary", "summary_rows",
@@ -214,7 +214,6 @@ class _Job:
     token: str                         # this batch's tag in temporary names
     robot: str | None = None
     report: bool = True
-    units: str = "si"
 
 
 def _one_line(err: BaseException) -> str:
@@ -249,9 +248,10 @@ def _identify_one(recording: str | os.PathLike, job: _Job) -> BatchResult:
     try:
         est = Identifier(**job.params)
         rec = est.read(path)
+        units = est.units_                  # given, or the file's '# units:' line
         robot = robot_of(rec) or robot
         est.fit(rec)
-        final = _commit(est, path, robot, job)
+        final = _commit(est, path, robot, units, job)
     except Exception as err:  # the recording fails alone
         if robot == (job.robot or path.stem):  # not read: a CSV's '# robot:' line may still name it
             try:
@@ -269,55 +269,31 @@ def _result_of(model, path: Path, robot: str, folder: Path, elapsed_s: float) ->
                        str(folder), tuple(model.param_names), tuple(float(v) for v in model.theta), elapsed_s)
 
 
-def _commit(est, path: Path, robot: str, job: _Job) -> Path:
-    """Write the outputs into a temporary folder in ``out_dir`` and rename it to ``out_dir/<stem>``
-    (an existing folder of that name is replaced only once the new one is complete). result.json's ``source``
-    holds the recording, the robot id and the batch's token."""
-    out = Path(job.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    final = out / path.stem
-    tmp: Path | None = Path(tempfile.mkdtemp(prefix=f".{path.stem}.{job.token}.", suffix=".tmp", dir=out))
-    old: Path | None = None
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes 0700; outputs get the usual mode
-        source = {"recording": str(path), "units": job.units, "robot": robot, "batch": job.token}
-        est.write(tmp, source=source, report=job.report)
-        if final.exists() or final.is_symlink():
-            old = out / f".{path.stem}.{job.token}.old"
-            os.replace(final, old)
-        os.replace(tmp, final)
-        tmp = None
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None:
-            _drop_or_restore(old, final)
+def _commit(est, path: Path, robot: str, units: str, job: _Job) -> Path:
+    """Write the outputs into ``out_dir/<stem>`` as ``dynid identify`` does (staged, then put in place together:
+    an earlier run's outputs there are replaced only once the new ones are complete, the folder's other files are
+    kept). result.json's ``source`` holds the recording, the robot id and the batch's token, which also tags the
+    staging folder (:func:`_remove_leftovers`)."""
+    final = Path(job.out_dir) / path.stem
+    source = {"recording": str(path), "units": units, "robot": robot, "batch": job.token}
+    est.write(final, source=source, report=job.report, tag=job.token)
     return final
 
 
-def _drop_or_restore(old: Path, final: Path) -> None:
-    """The previous ``final`` moved aside to ``old``: delete it if the new one is in place, else put it back."""
-    try:
-        if final.exists():
-            shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
-        else:
-            os.replace(old, final)
-    except OSError:
-        pass
-
-
 def _remove_leftovers(out_dir: Path, token: str) -> None:
-    """Temporary folders of this batch that a stopped task left behind (a worker ended mid-write)."""
+    """Staging folders of this batch that a stopped task left behind (a worker ended mid-write), and the run
+    folder made for one where nothing else is in it. One whose commit had begun (it holds the replaced files,
+    ``old/``) is left: what it holds is not lost."""
     if not out_dir.is_dir():
         return
-    for p in out_dir.glob(f".*.{token}.*"):
-        name = p.name
-        if name.endswith(".tmp"):
-            shutil.rmtree(p, ignore_errors=True)
-        elif name.endswith(f".{token}.old"):
-            _drop_or_restore(p, out_dir / name[1:-len(f".{token}.old")])
+    for stage in out_dir.glob(f"*/{STAGE_PREFIX}{token}-*{STAGE_SUFFIX}"):
+        if (stage / "old").exists():
+            continue
+        shutil.rmtree(stage, ignore_errors=True)
+        try:
+            stage.parent.rmdir()        # (only where empty: a folder the task made for its outputs)
+        except OSError:
+            pass
 
 
 def _dynid_version() -> str:  # run on the workers: can they import dynid, which version?
@@ -537,8 +513,7 @@ def run_batch(recordings: Sequence[str | os.PathLike], out_dir: str | os.PathLik
 
         reg = Registry(registry)
     token = uuid.uuid4().hex[:10]
-    job = _Job(params=params, out_dir=str(out), token=token, robot=robot, report=report,
-               units=str(params.get("units", "si")))
+    job = _Job(params=params, out_dir=str(out), token=token, robot=robot, report=report)
     results: list[BatchResult | None] = [None] * len(paths)
     n = len(paths)
     done = 0

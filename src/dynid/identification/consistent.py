@@ -90,7 +90,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from .solve import LeastSquares, residual_correlation_time
+from .rows import FactoredRows, TallRows
+from .solve import LeastSquares
 from ..models.inertia import (_E, _P, PhysicalConsistency, _factor_derivatives, _homogenise, _length_scale,
                       _log_cholesky_factor, _upper_cholesky, log_cholesky_to_standard, physical_consistency,
                       pseudo_inertia, standard_from_pseudo, standard_to_log_cholesky)
@@ -508,7 +509,7 @@ def _compress(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, flo
     return R_aug[:k, :k], R_aug[:k, k], float(R_aug[k, k] ** 2)
 
 
-def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *, lsq: LeastSquares, base,
+def fit_consistent(plant, rows: TallRows | FactoredRows, *, lsq: LeastSquares, base,
                    theta_linear: np.ndarray, theta_hold: np.ndarray, known: Sequence[int],
                    options: ConsistentOptions = ConsistentOptions()) -> ConsistentFit:
     """Physically consistent least squares on the linear fit's rows (see the module docstring).
@@ -517,12 +518,9 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     ----------
     plant : Plant
         Its model must implement ``link_parameter_groups()``.
-    rows : ndarray, shape (n_rows, n_params)
-        Regressor rows of the gated, decimated samples (all columns, as the linear fit read them).
-    y : ndarray, shape (n_rows,)
-        Torque [N m or N] minus the payload offset and the known parameters' contribution.
-    joint : ndarray of int, shape (n_rows,)
-        Joint of each row (0-based).
+    rows : TallRows or FactoredRows
+        The linear fit's rows (:mod:`dynid.identification.rows`): regressor rows of the gated, decimated samples
+        (all columns) and the torque minus the payload offset and the known parameters' contribution.
     lsq : LeastSquares
         The linear fit of the base parameters on the same rows: its per-joint weights, noise level and
         excitation are reused.
@@ -562,10 +560,17 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
                      if not in_links[i] and i not in known and i in excited_indep], dtype=int)
     held = np.array([i for i in range(plant.n_params) if not in_links[i] and i not in known and i not in set(free.tolist())],
                     dtype=int)
-    wr = lsq.weights[joint]
+    w = lsq.weights
     cols = np.concatenate([gcols, free])
-    y_adj = y - (rows[:, held] @ theta_hold[held] if held.size else 0.0)
-    b = y_adj * wr
+    theta_h = np.zeros(plant.n_params)                     # the held parameters at their values, the others 0
+    theta_h[held] = theta_hold[held]
+
+    def at(v: np.ndarray) -> np.ndarray:
+        """The full parameter vector of ``v`` on ``cols`` (the held parameters at their values)."""
+        full = theta_h.copy()
+        full[cols] = v
+        return full
+
     # the base map: beta = B theta, so every column of the rows is W_indep B[:, c] (structural identities)
     B = np.zeros((base.n_base, plant.n_params))
     B[np.arange(base.n_base), base.independent] = 1.0
@@ -578,18 +583,17 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
         F0 = F[:-1, :-1] * lsq.scale[None, :]
         R = F0 @ B[:, cols]
         qb = F[:-1, -1] - (F0 @ (B[:, held] @ theta_hold[held]) if held.size else 0.0)
+    elif isinstance(rows, TallRows):
+        wr = w[rows.joint]
+        R, qb, _ = _compress(rows.W[:, cols] * wr[:, None], rows.residual(theta_h) * wr)
     else:
-        R, qb, _ = _compress(rows[:, cols] * wr[:, None], b)
-
-    def weighted_residual(v: np.ndarray) -> np.ndarray:
-        """``A v − b`` for ``v`` on ``cols`` (A the weighted rows of ``cols``), without copying the columns."""
-        full = np.zeros(plant.n_params)
-        full[cols] = v
-        return (rows @ full) * wr - b
+        raise ValueError("compressed rows need the linear fit's weighted factor")
+    n_rows = rows.n_rows
 
     # noise level of one weighted row, inflated by the residual's correlation time (linear fit)
     s2 = lsq.sigma2 * lsq.correlation_time
-    floor = NOISE_FLOOR * float(np.sqrt(np.mean(b**2))) if b.size else 1.0
+    floor = NOISE_FLOOR * float(np.sqrt(rows.residual_stats(theta_h, w, correlation=False)[0] / n_rows)) \
+        if n_rows else 1.0
     s = max(math.sqrt(max(s2, 0.0)), floor, np.finfo(float).tiny)
 
     prior = plant.model.prior_parameters()
@@ -626,13 +630,11 @@ def fit_consistent(plant, rows: np.ndarray, y: np.ndarray, joint: np.ndarray, *,
     x = theta[cols]
 
     # residual statistics on the weighted rows (as dynid.identification.solve computes them for the linear fit)
-    res = weighted_residual(x)
-    res_lin = weighted_residual(theta_linear[cols])
-    n_rows = res.size
+    sumsq, corr_time = rows.residual_stats(at(x), w)
+    sumsq_lin = rows.residual_stats(at(theta_linear[cols]), w, correlation=False)[0]
     dof = max(n_rows - lsq.rank, 1)
-    sigma2 = float(res @ res / dof)
-    corr_time = residual_correlation_time(res, joint, plant.n_joints)
-    ratio = float(np.linalg.norm(res) / max(np.linalg.norm(res_lin), np.finfo(float).tiny))
+    sigma2 = float(sumsq / dof)
+    ratio = float(np.sqrt(sumsq) / max(np.sqrt(sumsq_lin), np.finfo(float).tiny))
 
     # Laplace approximation in (pi, φ): ½∇²F with the data term rescaled to this fit's own noise level
     sc2 = max(sigma2 * corr_time, s**2)

@@ -173,10 +173,10 @@ def _too_slow(ident) -> list[Diagnostic]:
     warning naming it. Joints whose model torque does not depend on the acceleration (semi-static
     models) are not judged on it.
     """
-    cond = ident.cond
+    cond, summary = ident.cond, ident.summary
     out = []
-    moving_samples = cond.moving_samples
-    frac = moving_samples / cond.data_length
+    moving_samples = summary.moving
+    frac = moving_samples / max(summary.data_length, 1)
     acc = acceleration_torque(ident)
     rms_tau = acc["torque_rms"]
     share = np.where(rms_tau > 0, acc["rms"] / np.where(rms_tau > 0, rms_tau, 1.0), np.inf)
@@ -190,7 +190,7 @@ def _too_slow(ident) -> list[Diagnostic]:
     motion_slow = bool(inertial.any()) and not bool(np.any(inertial & determined & (share >= MIN_INERTIAL_SHARE)))
     for j in range(cond.n_joints):
         ev = {"moving_fraction": float(frac[j]), "moving_samples": int(moving_samples[j]),
-              "data_length": cond.data_length, "velocity_threshold": float(cond.velocity_threshold[j]),
+              "data_length": summary.data_length, "velocity_threshold": float(cond.velocity_threshold[j]),
               "inertial_share": float(share[j]), "acceleration_torque_share": float(share[j]),
               "acceleration_torque_rms": float(acc["rms"][j]), "acceleration_torque_relative_std": float(rel[j]),
               "error_rms": float(acc["error_rms"][j]), "torque_rms": float(rms_tau[j]),
@@ -238,12 +238,15 @@ def _excitation_hz(ident, j: int) -> float:
     """Joint ``j``'s excitation frequency [Hz] (99 % of its position power below it)."""
     from ..signal.conditioning import motion_bandwidth
 
+    known = ident.summary.excitation_hz
+    if known is not None:
+        return float(known[j])
     return float(motion_bandwidth(ident.cond.q_raw[:, [j]], ident.cond.sample_period_s))
 
 
 def _few_cycles(ident) -> list[Diagnostic]:
     cond = ident.cond
-    cyc = cycles_per_joint(cond.qd, cond.velocity_threshold)
+    cyc = ident.summary.cycles
     out = []
     for j in range(cond.n_joints):
         if cyc[j] < MIN_CYCLES:
@@ -254,8 +257,8 @@ def _few_cycles(ident) -> list[Diagnostic]:
 
 
 def _small_range(ident) -> list[Diagnostic]:
-    cond, model = ident.cond, ident.plant.model
-    span = np.ptp(cond.q_raw, axis=0)
+    model = ident.plant.model
+    span = ident.summary.q_raw_span
     lims = model.config.position_limits
     out = []
     for j, joint in enumerate(model.joints):
@@ -288,10 +291,12 @@ def _runs(flag: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _saturation(ident) -> list[Diagnostic]:
-    cond = ident.cond
+    cond, summary = ident.cond, ident.summary
     out = []
     dt = cond.sample_period_s
     lims = ident.plant.model.config.torque_limits
+    extreme = {1.0: summary.tau_raw_max, -1.0: -summary.tau_raw_min}   # of the whole recording
+    peak = np.maximum(summary.tau_raw_max, -summary.tau_raw_min)
     for j in range(cond.n_joints):
         raw = cond.tau_raw[:, j]
         filt = cond.tau[:, j]
@@ -299,7 +304,7 @@ def _saturation(ident) -> list[Diagnostic]:
         noise = 1.4826 * median(np.abs(np.diff(raw))) / np.sqrt(2)
         found = None
         for sgn in (1.0, -1.0):
-            level = np.max(sgn * raw)
+            level = extreme[sgn][j]
             if level <= 0:
                 continue
             near = sgn * raw >= level - 3 * noise - 0.005 * abs(level)
@@ -313,15 +318,15 @@ def _saturation(ident) -> list[Diagnostic]:
                     if found is None or dur > found["plateau_s"]:
                         found = {"level": float(sgn * level), "plateau_s": float(dur), "t_start": float(cond.t[a]),
                                  "t_end": float(cond.t[b - 1]), "model_overshoot": float(overshoot)}
-        if lims is not None and len(lims) == cond.n_joints and np.max(np.abs(raw)) >= 0.98 * lims[j]:
-            if np.max(np.abs(raw)) > 1.05 * lims[j]:   # a drive cannot exceed its limit: a scale error, not saturation
+        if lims is not None and len(lims) == cond.n_joints and peak[j] >= 0.98 * lims[j]:
+            if peak[j] > 1.05 * lims[j]:   # a drive cannot exceed its limit: a scale error, not saturation
                 out.append(Diagnostic("torque_scale", f"{_axis(ident, j)}: the measured torque reaches "
-                                      f"{np.max(np.abs(raw)):.4g}, above the configured limit {lims[j]:.4g}: the torque "
+                                      f"{peak[j]:.4g}, above the configured limit {lims[j]:.4g}: the torque "
                                       "scale (TorqueFactor, units) or the limit is wrong", j + 1, severity="error",
-                                      evidence={"peak": float(np.max(np.abs(raw))), "torque_limit": float(lims[j])},
+                                      evidence={"peak": float(peak[j]), "torque_limit": float(lims[j])},
                                       next_step="check the torque units/TorqueFactor of this axis and its limit"))
                 continue
-            found = found or {"level": float(np.max(np.abs(raw))), "plateau_s": 0.0}
+            found = found or {"level": float(peak[j]), "plateau_s": 0.0}
             found["torque_limit"] = float(lims[j])
         if found:
             out.append(Diagnostic("saturation", f"{_axis(ident, j)}: the measured torque flattens at {found['level']:.4g} "
@@ -333,24 +338,23 @@ def _saturation(ident) -> list[Diagnostic]:
 
 
 def _stick_slip(ident) -> list[Diagnostic]:
-    cond = ident.cond
+    cond, summary = ident.cond, ident.summary
     out = []
     if cond.stuck is None:
         return out
     for j in range(cond.n_joints):
-        runs = _runs(cond.stuck[:, j])
-        if not runs:
+        sticks = summary.sticks[j]
+        if not sticks.count:
             continue
-        total = sum(b - a for a, b in runs) * cond.sample_period_s
-        excluded = int(cond.near_stuck[:, j].sum())
+        total = sticks.samples * cond.sample_period_s
+        excluded = int(summary.near_stuck[j])
         out.append(Diagnostic(
-            "stick_slip", f"{_axis(ident, j)}: the joint sticks at {len(runs)} reversals ({1000 * total / len(runs):.0f} ms "
+            "stick_slip", f"{_axis(ident, j)}: the joint sticks at {sticks.count} reversals ({1000 * total / sticks.count:.0f} ms "
             f"each on average): static friction holds it while the torque sweeps, which the friction model does not "
             f"describe; {excluded} samples around them are not used. A faster motion (or a stiffer servo) sticks less",
             j + 1, severity="info",
-            evidence={"stick_count": len(runs), "stick_time_s": float(total), "excluded_samples": excluded,
-                      "t_start": [float(cond.t[a]) for a, _ in runs[:50]],
-                      "t_end": [float(cond.t[b - 1]) for _, b in runs[:50]]}))
+            evidence={"stick_count": sticks.count, "stick_time_s": float(total), "excluded_samples": excluded,
+                      "t_start": [float(v) for v in sticks.starts], "t_end": [float(v) for v in sticks.ends]}))
     return out
 
 
@@ -442,10 +446,10 @@ def _systematic_residual(ident) -> list[Diagnostic]:
     idx = _subsample(ident)
     Y = None                                    # the regressor on the subsample, when an axis needs it
     kinds = plant.model.joint_kinds
-    moving = cond.moving
-    rms_e_all, rms_tau_all = _masked_rms(ident.te, moving), _masked_rms(cond.tau, moving)
-    noise_all = _masked_rms(cond.tau_raw - cond.tau, moving)
-    rms_e_all[~moving.any(axis=0)] = np.nan     # (a joint that never moves: skipped below)
+    summary = ident.summary
+    rms_e_all, rms_tau_all = summary.rms("te", gated=True), summary.rms("tau", gated=True)
+    noise_all = summary.rms("noise", gated=True)
+    rms_e_all[summary.moving == 0] = np.nan     # (a joint that never moves: skipped below)
     for j in range(cond.n_joints):
         rms_e, rms_tau = float(rms_e_all[j]), float(rms_tau_all[j])
         noise_f = float(noise_all[j]) * np.sqrt(2 * cond.cutoff_hz * cond.sample_period_s)  # what the filter leaves
@@ -564,7 +568,7 @@ def _failing_axes(ident) -> list[Diagnostic]:
         if not m.any():
             continue
         e = np.abs(ident.te[:, j])
-        ref = np.abs(cond.tau[m, j]).max()
+        ref = ident.summary.tau_ref[j]                      # of the whole recording
         rel = np.where(m, e / ref, 0.0)
         k = int(np.argmax(rel))
         s = np.sign(cond.qd[:, j])
@@ -636,10 +640,9 @@ def _prior_scale(ident) -> list[Diagnostic]:
 
 
 def _noise(ident) -> list[Diagnostic]:
-    cond = ident.cond
     out = []
-    noise_all = _masked_rms(cond.tau_raw - cond.tau, cond.moving)
-    rms_all = _masked_rms(cond.tau, cond.moving)
+    noise_all = ident.summary.rms("noise", gated=True)
+    rms_all = ident.summary.rms("tau", gated=True)
     for j, (noise, rms) in enumerate(zip(noise_all, rms_all)):
         if rms > 0 and noise / rms > 0.2:
             out.append(Diagnostic("large_noise", f"{_axis(ident, j)}: torque noise is {100 * noise / rms:.0f} % of the "

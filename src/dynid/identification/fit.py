@@ -15,7 +15,6 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConfigError, IdentifiabilityError
-from ..metrics import relative_errors
 from ..models.base import Plant
 from ..models.inertia import physical_consistency
 from ..recording import Recording
@@ -26,10 +25,11 @@ from .diagnostics import assess
 from .options import IdentifyOptions, ParameterStatus
 from .regression import Regression, build_regression
 from .result import Identification
+from .summary import LogSummary
 from .consistent import ConsistentFit, fit_consistent
-from .solve import LeastSquares, weighted_lstsq
+from .solve import LeastSquares, lstsq_rows
 
-__all__ = ["fit_once", "condition_for", "conditioning_options", "solve", "Solution", "Fit"]
+__all__ = ["fit_once", "condition_for", "conditioning_options", "solve", "Solution", "Fit", "estimate", "Estimate"]
 
 SPLIT_CONDITIONING = 60_000
 """Recordings of at least this many values (samples x joints) are conditioned on two threads where two are allowed
@@ -94,29 +94,60 @@ def fit_once(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     reg = build_regression(cond, plant, options, progress=step)     # (its regressor kernel on every core allowed)
     if on_conditioned is not None:
         on_conditioned(cond)
-    sol = solve(reg, plant, options, progress=step)
-    confounded = confounding(plant, reg, sol)
-    theta, status, notes, values = _complete(plant, reg, sol, confounded)
-    if sol.note:
-        notes = [*notes, sol.note]
+    est = estimate(reg, plant, options, progress=step)
+    theta, notes = est.theta, list(est.notes)
     if (cond.time_base or {}).get("note"):
         notes = [cond.time_base["note"], *notes]
     step("evaluation", 0.75)
     tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)  # every sample, in chunks
     if on_evaluated is not None:
         on_evaluated(cond, tcmd)
-    errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
-    ident = Identification(
-        plant=plant, theta=theta, std=sol.std, status=status, base=reg.base, base_values=sol.base_values,
-        base_std=sol.lsq.std, base_excited=sol.lsq.excited, lsq=sol.lsq, cond=cond, tcmd=tcmd, errors=errors,
-        diagnostics=(), notes=tuple(notes), derived=plant.model.derived(values),
-        estimator=("consistent" if sol.consistent is not None else "wls") if options.estimator == "auto"
-        else options.estimator,
-        decimation=reg.decimation, consistent=sol.consistent, confounded=confounded)
+    summary = LogSummary.of(cond, tcmd, reg.decimation)
+    errors = summary.errors(options.allowed_error)
+    ident = est.identification(cond, tcmd, errors, summary, notes)
     step("diagnostics", 0.9)
     ident = assess(ident)                   # the prediction uncertainty and the diagnoses
     step("done", 1.0)
     return ident
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Stages 4–5 of a regression: the solution, the parameters completed by the model (``theta``, ``status``,
+    ``values``), the confounded groups and the notes — what an :class:`Identification` records of the fit."""
+
+    plant: Plant
+    reg: Regression
+    sol: "Solution"
+    theta: np.ndarray
+    status: tuple
+    values: dict
+    confounded: tuple
+    notes: tuple
+    estimator: str
+
+    def identification(self, cond: Conditioned, tcmd: np.ndarray, errors, summary, notes=None) -> Identification:
+        """The :class:`Identification` of this estimate evaluated on ``cond`` (model torque ``tcmd``; ``errors``,
+        ``summary`` of the whole recording), without its diagnoses."""
+        sol, reg = self.sol, self.reg
+        return Identification(
+            plant=self.plant, theta=self.theta, std=sol.std, status=self.status, base=reg.base,
+            base_values=sol.base_values, base_std=sol.lsq.std, base_excited=sol.lsq.excited, lsq=sol.lsq, cond=cond,
+            tcmd=tcmd, errors=errors, diagnostics=(), notes=tuple(self.notes if notes is None else notes),
+            derived=self.plant.model.derived(self.values), estimator=self.estimator, decimation=reg.decimation,
+            consistent=sol.consistent, confounded=self.confounded, summary=summary)
+
+
+def estimate(reg: Regression, plant: Plant, options: IdentifyOptions, *, progress=None) -> Estimate:
+    """Stages 4–5: solve the regression, find what it determines only in combination, complete the parameters."""
+    sol = solve(reg, plant, options, progress=progress)
+    confounded = confounding(plant, reg, sol)
+    theta, status, notes, values = _complete(plant, reg, sol, confounded)
+    if sol.note:
+        notes = [*notes, sol.note]
+    estimator = (("consistent" if sol.consistent is not None else "wls") if options.estimator == "auto"
+                 else options.estimator)
+    return Estimate(plant, reg, sol, theta, tuple(status), values, tuple(confounded), tuple(notes), estimator)
 
 
 @dataclass(frozen=True)
@@ -154,7 +185,7 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
         linked = np.concatenate(groups) if groups else np.arange(plant.n_model)
         ridge = {"prior": reg.base.base_values(reg.theta_hold), "prior_mask": np.isin(indep, linked),
                  "ridge": options.prior_regularization}
-    lsq = weighted_lstsq(reg.rows, reg.y, reg.joint, plant.n_joints, weighting=weighting, columns=indep, **ridge)
+    lsq = lstsq_rows(reg.rows, weighting=weighting, columns=indep, **ridge)
     theta = reg.base.to_full(lsq.x, reg.theta_hold[reg.base.dependent])
     std = np.full(plant.n_params, np.nan)
     std[indep] = lsq.std
@@ -172,7 +203,7 @@ def solve(reg, plant, options, *, progress=None) -> Solution:
         return Solution(theta, std, lsq.x, lsq)
     step("physically consistent fit", 0.65)
     try:
-        c = fit_consistent(plant, reg.rows, reg.y, reg.joint, lsq=lsq, base=reg.base, theta_linear=theta,
+        c = fit_consistent(plant, reg.rows, lsq=lsq, base=reg.base, theta_linear=theta,
                            theta_hold=reg.theta_hold, known=list(reg.known), options=options.consistent)
     except ConfigError as err:
         if options.estimator != "auto":

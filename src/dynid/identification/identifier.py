@@ -4,7 +4,8 @@ The constructor holds the options (the keywords of ``dynid identify``, with its 
 identifies a recording and returns the estimator, whose learned state ends in ``_``: ``model_`` (the
 :class:`~dynid.fitted.FittedModel`), ``metrics_`` (result.json's ``metrics``), ``result_`` (the full
 :class:`~dynid.identification.result.Identification` record, with the conditioned signals) and, for a
-payload run, ``payload_``. The command line is a thin layer over it.
+payload run, ``payload_``; ``units_`` is the position units its last recording file was read in. The command
+line is a thin layer over it.
 
 >>> import dynid
 >>> from dynid.sim import SineMotion, simulate
@@ -30,6 +31,7 @@ from ..models.base import DynamicModel, Plant
 from ..recording import Recording
 from ..signal.conditioning import ConditioningOptions
 from ..threads import limit_threads
+from .checks import check_torque
 from .consistent import DEFAULT_PRIOR_WEIGHT, ConsistentOptions
 from .options import IdentifyOptions, check_cutoff
 from .pipeline import identify
@@ -62,8 +64,9 @@ class Identifier:
     estimator : {"auto", "wls", "ols", "irls", "consistent"}
         ``auto`` (default): weighted least squares, or the physically consistent fit where the model has
         link inertias and a least-squares link is no rigid body.
-    units : {"si", "softmc"}
-        Position units of recording files read by :meth:`fit` and :meth:`predict`.
+    units : {"si", "softmc"}, optional
+        Position units of recording files read by :meth:`fit` and :meth:`predict`; default: the file's
+        ``# units:`` metadata line, else ``"si"`` (a given value the line contradicts is an error).
     threshold, upper_threshold : float or sequence, optional
         Velocity gating thresholds per joint [rad/s or m/s].
     upper_fraction : float, optional
@@ -101,17 +104,23 @@ class Identifier:
     topic : str, optional
         ROS 2 bags: the ``sensor_msgs/msg/JointState`` topic to read when the bag has several (joints are
         matched by the configuration's ``joint_names``; UR RTDE currents use its ``torque_constants``).
+    streaming : {"auto", "always", "never"}
+        Identify block by block, in memory bounded by the block size (:mod:`dynid.identification.streaming`):
+        ``auto`` (default) for recordings of at least ``STREAM_VALUES`` (500 000) samples × joints (CSV, RTDE,
+        Parquet files, ROS 2 bags and recordings in memory; ``.npz`` files are read whole), ``always``, or
+        ``never`` (the whole recording in memory). The errors are over every row either way; the diagnoses and
+        the REC of a recording read in blocks are on full-rate windows of it.
     """
 
     def __init__(self, model: str | DynamicModel, *, config: Mapping[str, Any] | str | os.PathLike | None = None,
                  urdf: str | os.PathLike | None = None, friction: str | None = None, cutoff: float | str | None = "auto",
-                 estimator: str = "auto", units: str = "si", threshold: float | Sequence[float] | None = None,
+                 estimator: str = "auto", units: str | None = None, threshold: float | Sequence[float] | None = None,
                  upper_threshold: float | Sequence[float] | None = None, upper_fraction: float | None = None,
                  weighting: str = "residual_std", allowed: float = 50.0, trim: int | None = None,
                  torque_delay: float = 0.0, align: bool = False, decimate: int | None = None,
                  prior_weight: float = DEFAULT_PRIOR_WEIGHT, regularize: float | str = "auto", payload_of: FittedModel | str | os.PathLike | None = None,
                  element: str | None = None, group: int = 1, threads: int | None = None,
-                 topic: str | None = None) -> None:
+                 topic: str | None = None, streaming: str = "auto") -> None:
         self.model = model
         self.config = config
         self.urdf = urdf
@@ -135,11 +144,12 @@ class Identifier:
         self.group = group
         self.threads = threads
         self.topic = topic
+        self.streaming = streaming
 
     # ------------------------------------------------------------------ scikit-learn conventions
     _PARAMS = ("model", "config", "urdf", "friction", "cutoff", "estimator", "units", "threshold", "upper_threshold",
                "upper_fraction", "weighting", "allowed", "trim", "torque_delay", "align", "decimate", "prior_weight",
-               "regularize", "payload_of", "element", "group", "threads", "topic")
+               "regularize", "payload_of", "element", "group", "threads", "topic", "streaming")
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's options."""
@@ -223,13 +233,15 @@ class Identifier:
                     "if this one is, pass transmission.to_joint(recording) (or the file) instead",
                     UserWarning, stacklevel=3)
             return recording
-        from ..io.readers import read_recording
+        from ..io.readers import read_recording, recording_units
 
         model = model if model is not None else self.build_model()
-        return read_recording(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
-                              require_tau=require_tau, transmission=model.config.transmission,
-                              joint_names=model.config.joint_names, topic=self.topic,
-                              torque_constants=model.config.torque_constants)
+        rec = read_recording(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
+                             require_tau=require_tau, transmission=model.config.transmission,
+                             joint_names=model.config.joint_names, topic=self.topic,
+                             torque_constants=model.config.torque_constants)
+        self.units_ = recording_units(rec.meta, self.units)     # the units the file was read in
+        return rec
 
     # ------------------------------------------------------------------ fit / predict
     def fit(self, recording: Recording | str | os.PathLike, *, progress: Progress | None = None,
@@ -241,8 +253,9 @@ class Identifier:
         ``out_dir``: the folder :meth:`write` will be given, if known. With two threads allowed, the REC (tens of MB
         for a long recording) is then written there under a temporary name during the fit, and
         :meth:`write` to that folder renames it in with the other outputs; nothing appears under an output's name
-        before :meth:`write`, and a temporary :meth:`write` does not take is removed (at the next :meth:`fit`, or
-        when the estimator is collected or the process ends). Without it :meth:`write` makes the REC itself.
+        before :meth:`write`, and a temporary :meth:`write` does not take is removed (when the fit fails or is
+        interrupted, at the next :meth:`fit`, or when the estimator is collected or the process ends). Without it
+        :meth:`write` makes the REC itself.
 
         Raises
         ------
@@ -254,7 +267,12 @@ class Identifier:
         if self.threads is not None and int(self.threads) < 1:
             raise ConfigError(f"threads must be >= 1, got {self.threads}", options=("threads",))
         with limit_threads(self.threads):
-            return self._fit(recording, progress, out_dir)
+            try:
+                return self._fit(recording, progress, out_dir)
+            except BaseException:           # (an error or Ctrl-C: the REC begun for write() is removed)
+                if getattr(self, "_rec", None) is not None:
+                    self._rec.drop()
+                raise
 
     def _fit(self, recording, progress, out_dir=None) -> "Identifier":
         from ..io.outputs import RecAhead
@@ -275,6 +293,7 @@ class Identifier:
                                                   "same model", options=("model",))
             user = self._user_config()
             rec = self.read(recording, robot.model)
+            check_torque(rec, robot.model.joint_kinds)
             self._check_cutoff(rec)
             est = identify_payload(rec, robot, config=user, options=options, progress=progress)
             self.payload_ = est
@@ -285,17 +304,53 @@ class Identifier:
             model = self.build_model()
             if out_dir is not None:             # the REC's folder, name and header (checked again by write_run)
                 self._rec.target = (out_dir, self.group, self.element or default_element(model), model)
-            if not isinstance(recording, Recording):
-                analyse_ahead(Plant(model), options)    # (model-only work of the selection, while the file is read)
-            rec = self.read(recording, model)
-            self._check_cutoff(rec)
-            self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._rec.start,
-                                    on_evaluated=self._rec.finish)
+            source = self._stream_source(recording, model)
+            if source is not None:
+                from .streaming import identify_stream
+
+                user_cutoff = None if self.cutoff is None or isinstance(self.cutoff, str) else float(self.cutoff)
+                self.result_ = identify_stream(source, Plant(model), options, progress=progress,
+                                               check_cutoff=user_cutoff)
+            else:
+                if not isinstance(recording, Recording):
+                    analyse_ahead(Plant(model), options)  # (model-only work of the selection, while the file is read)
+                rec = self.read(recording, model)
+                check_torque(rec, model.joint_kinds)
+                self._check_cutoff(rec)
+                self.result_ = identify(rec, Plant(model), options, progress=progress, on_conditioned=self._rec.start,
+                                        on_evaluated=self._rec.finish)
             element = self.element or self.result_.model.element
             extra = {}
         self.model_ = self.result_.model.with_info(element=element, group=self.group, **extra)
         self.metrics_ = self.model_.metrics
         return self
+
+    def _stream_source(self, recording, model: DynamicModel):
+        """The recording as a block source when it is identified block by block (``streaming``), else None."""
+        from .streaming import STREAM_VALUES
+
+        mode = self.streaming
+        if mode not in ("auto", "always", "never"):
+            raise ConfigError(f"streaming must be 'auto', 'always' or 'never', got {mode!r}", options=("streaming",))
+        if mode == "never":
+            return None
+        if isinstance(recording, Recording):
+            if mode == "auto" and recording.n_samples * recording.n_joints < STREAM_VALUES:
+                return None
+            from ..recording import ArraySource
+
+            return ArraySource(self.read(recording, model))
+        from ..io.sources import open_source
+
+        config = model.config
+        source = open_source(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
+                             require_tau=True, transmission=config.transmission,
+                             torque_constants=config.torque_constants, joint_names=config.joint_names,
+                             topic=self.topic)
+        if source is None or (mode == "auto" and (source.n_samples_hint or 0) * source.n_joints < STREAM_VALUES):
+            return None
+        self.units_ = source.units                              # the units the file is read in
+        return source
 
     def _robot_of_payload_run(self, name: str) -> FittedModel:
         """The robot :attr:`payload_of` names: a :class:`FittedModel`, a result.json, or a softMC parameter program
@@ -324,21 +379,37 @@ class Identifier:
         return model.predict(self.read(recording, model.model, require_tau=False))
 
     def write(self, out_dir: str | os.PathLike, *, source: Mapping[str, Any] | None = None, report: bool = True,
-              history: Mapping[str, Any] | None = None) -> dict[str, Path]:
+              history: Mapping[str, Any] | None = None, tag: str = "") -> dict[str, Path]:
         """Write ``IDNT<group>.PRG``, ``IDNT<group>.REC``, ``result.json`` (and ``report.html``) into ``out_dir``;
         ``source`` (e.g. the recording's path) is recorded in result.json; ``history`` (the robot's runs in a
-        registry, :meth:`dynid.fleet.registry.Registry.history_view`) is shown in the report."""
-        from ..io.outputs import write_run
+        registry, :meth:`dynid.fleet.registry.Registry.history_view`) is shown in the report.
+
+        All of them are staged first — the report rendered from the staged files, as ``dynid report`` would — and
+        put in place together, with the removal of the earlier run's outputs they do not replace (its report too,
+        when ``report`` is False; :func:`dynid.io.outputs.earlier_outputs`): an error or an interrupt
+        (``KeyboardInterrupt``) leaves ``out_dir`` as it was (absent, if it was), a finished write leaves this run's
+        outputs beside the folder's other files, which are never touched. ``tag``: put into the staging folder's
+        name (:class:`~dynid._atomic.Staging`).
+
+        Raises
+        ------
+        OutputError
+            An output cannot be written (a full disk, a read-only folder): nothing was changed.
+        """
+        from ..io.outputs import REPORT_NAME, stage_run
 
         model = self._fitted().with_info(source=dict(source or {}),
                                          created=_dt.datetime.now().isoformat(timespec="seconds"))
         props = self.payload_.prg_properties() if self.payload_ is not None else None
         ahead = self._rec.take(self.result_.cond, self.result_.tcmd) if getattr(self, "_rec", None) else {}
-        written = write_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props, **ahead)
-        if report:  # rendered from the files just written, as 'dynid report' would
-            from ..report import write_report
+        staging, written = stage_run(model, self.result_.cond, self.result_.tcmd, out_dir, properties=props, tag=tag,
+                                     **ahead)
+        with staging:
+            if report:  # rendered from the files just staged, as 'dynid report' would
+                from ..report import write_report
 
-            written["report.html"] = write_report(out_dir, history=history)
+                written[REPORT_NAME] = write_report(out_dir, history=history, staging=staging)
+            staging.commit(list(written.values()))
         return written
 
     @property

@@ -60,13 +60,20 @@ def check_cutoff(cutoff_hz: float, rec: Recording) -> None:
     ConfigError
         One message naming the rule and this recording's excitation frequency.
     """
-    fc = float(cutoff_hz)
     dt = float(rec.sample_period)
     if not (0 < dt <= MAX_SAMPLE_PERIOD_S):
         return          # not a controller recording: the conditioning rejects it with its own message
+    check_cutoff_of(cutoff_hz, dt, excitation_frequency(rec.q, dt), default_cutoff(rec.q, dt), rec.source)
+
+
+def check_cutoff_of(cutoff_hz: float, dt: float, f_exc: float, default_hz: float, source: str) -> None:
+    """:func:`check_cutoff` of a recording of sample period ``dt`` [s], excitation frequency ``f_exc`` and default
+    cutoff ``default_hz`` [Hz] (a recording read in blocks knows them from its first pass)."""
+    fc = float(cutoff_hz)
+    if not (0 < dt <= MAX_SAMPLE_PERIOD_S):
+        return
     nyquist = 0.5 / dt
     upper = min(SOFTMC_MAX_CUTOFF_HZ, nyquist)
-    f_exc = excitation_frequency(rec.q, dt)
     if f_exc < fc < upper:
         return
     if fc >= SOFTMC_MAX_CUTOFF_HZ:
@@ -75,10 +82,10 @@ def check_cutoff(cutoff_hz: float, rec: Recording) -> None:
         why = f"not below this recording's Nyquist frequency ({nyquist:.4g} Hz)"
     else:
         why = "too low (it would filter out the motion itself)"
-    raise ConfigError(f"{rec.source}: cutoff {fc:g} Hz is {why}: softMC's rule: the cutoff must be below "
+    raise ConfigError(f"{source}: cutoff {fc:g} Hz is {why}: softMC's rule: the cutoff must be below "
                       f"{SOFTMC_MAX_CUTOFF_HZ:g} Hz and above the excitation frequency ({f_exc:.3g} Hz here)",
                       hint=f"choose a cutoff between {f_exc:.3g} Hz and {upper:.4g} Hz (the motion-based default "
-                           f"is {default_cutoff(rec.q, dt):.3g} Hz), or 'auto'", options=("cutoff",))
+                           f"is {default_hz:.3g} Hz), or 'auto'", options=("cutoff",))
 
 
 class ParameterStatus:
@@ -124,9 +131,9 @@ class IdentifyOptions:
     decimate : int, optional
         Fit on every ``decimate``-th sample (Gautier's parallel filtering + decimation): the filtered
         signals hold no information above the cutoff, so the default ``max(1, floor(fs / (10·cutoff)))``
-        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap; beyond
-        ``regression.FIT_SAMPLES`` (10 000) samples it decimates further. The errors
-        and the REC still use every sample.
+        keeps 5 times the Nyquist rate of the filtered band and makes large recordings cheap (never a stride set
+        by the recording's length, which can lock onto a periodic motion). The errors and the REC still use
+        every sample.
     align_torque : bool
         Estimate the torque/kinematics delay after a first fit and, if it is at least half a
         sample, shift the torque and fit again (the shift is recorded in the conditioning options).

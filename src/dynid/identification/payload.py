@@ -26,7 +26,7 @@ from ..errors import ConfigError, IdentifiabilityError
 from .solve import weighted_lstsq
 from .pipeline import Identification, IdentifyOptions, ParameterStatus, identify
 from ..fitted import FittedModel
-from ..metrics import relative_errors
+from .summary import LogSummary
 from ..models.base import Plant
 from ..recording import Recording
 
@@ -179,7 +179,8 @@ def _evaluate_fixed(rec, plant, theta, cond, options) -> Identification:
     from .solve import LeastSquares
 
     tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)
-    errors = relative_errors(tcmd, cond.tau, cond.moving, options.allowed_error)
+    summary = LogSummary.of(cond, tcmd)
+    errors = summary.errors(options.allowed_error)
     n = plant.n_params
     base = BaseParameters(plant.param_names, np.zeros(0, int), np.arange(n), np.zeros((0, n)))
     lsq = LeastSquares(np.zeros(0), np.zeros(0), np.zeros(0, bool), 0, float("nan"), float("nan"),
@@ -188,5 +189,5 @@ def _evaluate_fixed(rec, plant, theta, cond, options) -> Identification:
                            status=(ParameterStatus.KNOWN,) * n, base=base, base_values=np.zeros(0),
                            base_std=np.zeros(0), base_excited=np.zeros(0, bool), lsq=lsq, cond=cond, tcmd=tcmd,
                            errors=errors, diagnostics=(), notes=("parameters from the identification without payload",),
-                           derived=plant.model.derived(dict(zip(plant.param_names, theta))))
+                           derived=plant.model.derived(dict(zip(plant.param_names, theta))), summary=summary)
     return replace(ident, diagnostics=tuple(d for d in diagnose(ident) if d.code not in ("poorly_identified",)))

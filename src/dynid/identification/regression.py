@@ -17,6 +17,7 @@ from ..models.base import Plant
 from ..signal.conditioning import Conditioned
 from .base_params import BaseParameters, structural_base
 from .options import IdentifyOptions
+from .rows import FactoredRows, TallRows
 
 __all__ = ["Regression", "build_regression", "known_parameters", "default_decimation"]
 
@@ -25,18 +26,17 @@ __all__ = ["Regression", "build_regression", "known_parameters", "default_decima
 class Regression:
     """``W θ ≈ y`` on the moving, decimated samples.
 
-    rows : (n_rows, n_params) regressor rows (all parameter columns), joint-major: each joint's rows together, in
-    sample order (the solvers read a joint's rows as a view) ;
-    y : (n_rows,) torque minus the payload offset and the known parameters' torque ;
-    joint : (n_rows,) 0-based joint of each row (non-decreasing) ; known : {index: value} parameters held fixed ;
+    rows : the rows as the solvers read them (:mod:`.rows`): :class:`~dynid.identification.rows.TallRows` — the
+    regressor rows (all parameter columns), joint-major (each joint's rows together, in sample order: the solvers
+    read a joint's rows as a view), the torque minus the payload offset and the known parameters' torque, each row's
+    0-based joint — or, for a recording read block by block, the same compressed
+    (:class:`~dynid.identification.rows.FactoredRows`) ; known : {index: value} parameters held fixed ;
     theta_known : (n_params,) the known values, 0 elsewhere ; theta_hold : (n_params,) values of the
     parameters the data cannot identify (known, else the model's prior, else 0) ;
     base : structural base parameters (known ones excluded) ; decimation : fit on every k-th sample
     """
 
-    rows: np.ndarray
-    y: np.ndarray
-    joint: np.ndarray
+    rows: TallRows | FactoredRows
     known: dict[int, float]
     theta_known: np.ndarray
     theta_hold: np.ndarray
@@ -48,15 +48,12 @@ class Regression:
         return self.base.independent
 
 
-FIT_SAMPLES = 10_000
-"""The fit uses at most about this many samples by default (a longer recording is decimated further)."""
-
-
 def default_decimation(cond: Conditioned) -> int:
-    """Fit every k-th sample: ``k = max(1, floor(fs / (10·cutoff)), ceil(N / FIT_SAMPLES))`` (see
-    :class:`IdentifyOptions`): 5 × the Nyquist rate of the filtered band, and no more than ``FIT_SAMPLES``
-    samples — beyond that the estimate barely changes while the cost grows linearly."""
-    return max(1, int(1.0 / (10.0 * cond.cutoff_hz * cond.sample_period_s)), -(-cond.data_length // FIT_SAMPLES))
+    """Fit every k-th sample: ``k = max(1, floor(fs / (10·cutoff)))`` (see :class:`IdentifyOptions`): 5 × the
+    Nyquist rate of the filtered band — every sample the band needs, however long the recording. (A stride set by
+    the recording's length instead, to bound the rows, can land on a multiple of a periodic motion's period: the
+    fit then sees a few phases of the motion, and more data made the fit worse.)"""
+    return max(1, int(1.0 / (10.0 * cond.cutoff_hz * cond.sample_period_s)))
 
 
 def known_parameters(plant: Plant) -> dict[int, float]:
@@ -74,15 +71,19 @@ def known_parameters(plant: Plant) -> dict[int, float]:
     return known
 
 
-def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, *, progress=None) -> Regression:
-    """The regression of ``plant`` on the conditioned recording ``cond``."""
+def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, *, progress=None,
+                     offset: int = 0, base: BaseParameters | None = None) -> Regression:
+    """The regression of ``plant`` on the conditioned recording ``cond`` (``offset``: the first row on the fit's
+    decimation grid — for a block of a longer recording, where the grid of the whole falls in it; ``base``: the
+    structural base parameters where known, e.g. from the recording's first block)."""
     step = progress or (lambda stage, frac: None)
     step("structural analysis", 0.2)
     known = known_parameters(plant)
-    base = structural_base(plant, n_states=options.structural_states, seed=options.seed, exclude=list(known))
+    if base is None:
+        base = structural_base(plant, n_states=options.structural_states, seed=options.seed, exclude=list(known))
     step("regressor", 0.35)
     k = options.decimate or default_decimation(cond)
-    fit = np.arange(0, cond.data_length, k)                                 # decimated samples for the fit
+    fit = np.arange(offset, cond.data_length, k)                            # decimated samples for the fit
     args = (cond.q[fit], cond.qd[fit], cond.qdd[fit])
     blocks = plant.regressor_blocks(*args, sign=cond.sign[fit])            # (N/k, n, model | friction columns)
     off = plant.offset(*args)                                               # (N/k, n)
@@ -111,4 +112,4 @@ def build_regression(cond: Conditioned, plant: Plant, options: IdentifyOptions, 
         for i in range(plant.n_model):
             if i not in known:
                 theta_hold[i] = prior[i]
-    return Regression(rows, y, joint, known, theta_known, theta_hold, base, k)
+    return Regression(TallRows(rows, y, joint, plant.n_joints), known, theta_known, theta_hold, base, k)

@@ -18,6 +18,7 @@ from .base_params import BaseParameters
 from .consistent import ConsistentFit
 from .diagnostics import verdict
 from .solve import LeastSquares
+from .summary import LogSummary
 
 __all__ = ["Identification", "fitted_model"]
 
@@ -47,6 +48,11 @@ class Identification:
     selections: Mapping[str, Any] = field(default_factory=dict)  # choices made by the data: {"cutoff_selection": ...}
     confounded: tuple = ()           # of base_params.Confounding: parameters determined only in combination
     uncertainty: Mapping[str, Any] | None = None  # diagnostics.prediction_uncertainty on another motion
+    summary: LogSummary | None = None  # sums, extents and counts over the whole conditioned recording (None: of cond)
+
+    def __post_init__(self) -> None:
+        if self.summary is None:          # a recording in memory: its summary from its rows
+            object.__setattr__(self, "summary", LogSummary.of(self.cond, self.tcmd, self.decimation))
 
     @property
     def success(self) -> bool:
@@ -101,18 +107,18 @@ def _prior_base_values(ident: Identification) -> np.ndarray | None:
 def fitted_model(ident: Identification) -> FittedModel:
     """The :class:`~dynid.fitted.FittedModel` of an identification run: its parameters with their std
     and status, and result.json's ``conditioning`` and ``metrics`` sections built from the run."""
-    cond, lsq, model = ident.cond, ident.lsq, ident.plant.model
+    cond, lsq, model, summary = ident.cond, ident.lsq, ident.plant.model, ident.summary
     conditioning = {
         "sample_period_s": cond.sample_period_s,
         "cutoff_hz": cond.cutoff_hz,
         "filter_order": cond.options.filter_order,
-        "raw_length": cond.raw_length,
-        "data_length": cond.data_length,
-        "trim_samples": cond.start,
+        "raw_length": summary.raw_length,
+        "data_length": summary.data_length,
+        "trim_samples": summary.start,
         "velocity_threshold": cond.velocity_threshold,
         "velocity_threshold_units": [velocity_unit(k) for k in model.joint_kinds],
         "upper_velocity_threshold": cond.upper_velocity_threshold,
-        "moving_samples": cond.moving_samples,
+        "moving_samples": summary.moving,
         "smooth_sign": cond.options.smooth_sign,
         "torque_delay_s": cond.options.torque_delay_s,
         **({"time_base": cond.time_base} if getattr(cond, "time_base", None) else {}),
@@ -130,10 +136,9 @@ def fitted_model(ident: Identification) -> FittedModel:
         "rank": lsq.rank,
         "estimator": ident.estimator,
         "fit_decimation": ident.decimation,
-        "fit_rows": int(np.sum(cond.moving[::ident.decimation])),
+        "fit_rows": summary.fit_rows,
         "weights": lsq.weights,
-        "residual_rms": np.sqrt(np.mean(np.where(cond.moving, ident.te, 0.0) ** 2, axis=0)
-                                * cond.data_length / np.maximum(cond.moving_samples, 1)),
+        "residual_rms": summary.residual_rms,
         "diagnostics": [d.message for d in ident.diagnostics],
         "diagnostics_detail": [d.to_dict() for d in ident.diagnostics],
     }

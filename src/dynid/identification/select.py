@@ -65,7 +65,8 @@ from .result import Identification
 
 __all__ = ["CANDIDATES", "FrictionSelection", "select_friction", "candidates_for", "CutoffSelection", "AutoSelection", "select_auto",
            "analyse_ahead", "RIDGES",
-           "select_cutoff", "FACTORS", "aligned", "MIN_GAIN", "FIT_SHARE"]
+           "select_cutoff", "FACTORS", "aligned", "MIN_GAIN", "FIT_SHARE", "selection_rows", "CandidateData",
+           "recording_candidates", "candidate_cutoffs"]
 
 MIN_GAIN = 0.02
 """A richer friction model, or another cutoff than the default, must lower the held-out error by this
@@ -178,6 +179,63 @@ def aligned(fit: Fit) -> Fit:
 
 SELECTION_SAMPLES = 2500
 """At most this many (decimated) samples score the candidates of :func:`select_auto`."""
+
+
+def selection_rows(cond: Conditioned, options: IdentifyOptions) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``cond`` that score the candidates, and their positions in the recording (0..1).
+
+    At most about ``SELECTION_SAMPLES``: the fit's rows (every k-th at the band's stride,
+    :func:`~dynid.identification.regression.default_decimation`) where there are no more; otherwise one row at a
+    random place in each of ``SELECTION_SAMPLES`` equal stretches (seeded: the same rows every run). A fixed stride
+    longer than the band's can land on a multiple of a periodic motion's period and score every candidate on a few
+    phases of the motion; random places within the stretches cannot lock onto any period."""
+    N = cond.data_length
+    k = options.decimate or default_decimation(cond)
+    if -(-N // k) <= SELECTION_SAMPLES:
+        idx = np.arange(0, N, k)
+    else:
+        edges = np.linspace(0.0, N, SELECTION_SAMPLES + 1)
+        u = np.random.default_rng(options.seed).uniform(size=SELECTION_SAMPLES)
+        idx = np.unique(np.minimum((edges[:-1] + u * np.diff(edges)).astype(np.int64), N - 1))
+    return idx, idx / max(N, 1)
+
+
+@dataclass(frozen=True)
+class CandidateData:
+    """What :func:`select_auto` scores the candidates on: the recording's ``sample_period`` [s] and default cutoff
+    ``default_hz``, ``condition(fc, pool)`` — the recording conditioned at cutoff ``fc`` (None where it cannot be;
+    ``pool`` an idle worker for half of it) — and ``rows(cond)`` — the scoring rows of that and their positions in
+    the recording (:func:`selection_rows`). :func:`recording_candidates` makes it for a recording in memory; a
+    recording read in blocks gives the rows it kept."""
+
+    sample_period: float
+    default_hz: float
+    condition: Callable
+    rows: Callable
+
+
+def candidate_cutoffs(default_hz: float, dt: float, copt, factors: Sequence[float] | None = FACTORS) -> list[float]:
+    """The cutoffs :func:`select_auto` scores: ``factor × default`` below softMC's 125 Hz and 0.4 fs, and the default
+    (``factors`` None: no choice — the options' cutoff, else the default)."""
+    if factors is None:
+        return [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
+    top = min(MAX_CUTOFF_SHARE * copt.max_cutoff_hz, 0.4 / dt)         # softMC's rule: below 125 Hz
+    return sorted({float(f * default_hz) for f in factors if 0 < f * default_hz <= top} | {default_hz})
+
+
+def recording_candidates(rec: Recording, plant: Plant, options: IdentifyOptions) -> CandidateData:
+    """:class:`CandidateData` of a recording in memory (conditioned whole at each cutoff)."""
+    copt = options.conditioning
+    dt = rec.sample_period
+
+    def conditioned(fc: float, pool=None) -> Conditioned | None:
+        opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
+        try:
+            return condition_for(rec, plant, opts, pool=pool)
+        except DynidError:
+            return None
+
+    return CandidateData(dt, default_cutoff(rec.q, dt, copt), conditioned, lambda cond: selection_rows(cond, options))
 RIDGES = (0.0, 0.01, 0.1)
 """Prior-regularisation strengths tried by ``auto`` when the model has a-priori inertias
 (:attr:`IdentifyOptions.prior_regularization`)."""
@@ -257,10 +315,11 @@ def analyse_ahead(plant: Plant, options: IdentifyOptions | None = None) -> None:
     in_background(work)
 
 
-def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = None, *, cutoff: bool = True,
+def select_auto(rec: Recording | None, plant: Plant, options: IdentifyOptions | None = None, *, cutoff: bool = True,
                 friction: bool = True, ridge: bool = True, factors: Sequence[float] = FACTORS,
                 candidates: Sequence[str] | None = None,
-                progress: Callable[[str, float], None] | None = None) -> AutoSelection:
+                progress: Callable[[str, float], None] | None = None,
+                data: CandidateData | None = None) -> AutoSelection:
     """Choose the cutoff, the friction model and the prior regularisation together, fast.
 
     Every combination is scored as :func:`select_friction` and :func:`select_cutoff` score theirs — two
@@ -275,31 +334,20 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
     ``CUTOFF_GAIN`` (5 %).
 
     ``cutoff``/``friction``/``ridge``: which choices to make (the others stay as ``options``/``plant`` say).
+    ``data``: what to score on (:class:`CandidateData`; default: ``rec`` conditioned at each cutoff).
     """
     options = options if options is not None else IdentifyOptions()
     model = plant.model
     step = progress or (lambda stage, frac: None)
     copt = options.conditioning
-    dt = rec.sample_period
-    default_hz = default_cutoff(rec.q, dt, copt)
-    if cutoff:
-        top = min(MAX_CUTOFF_SHARE * copt.max_cutoff_hz, 0.4 / dt)         # softMC's rule: below 125 Hz
-        cutoffs = sorted({float(f * default_hz) for f in factors if 0 < f * default_hz <= top} | {default_hz})
-    else:
-        cutoffs = [copt.cutoff_hz if copt.cutoff_hz is not None else default_hz]
     specs = _specs(plant, friction, candidates)
+    first = Plant(model.with_config(friction=specs[0]))
+    data = data if data is not None else recording_candidates(rec, first, options)
+    dt, default_hz = data.sample_period, data.default_hz
+    cutoffs = candidate_cutoffs(default_hz, dt, copt, factors if cutoff else None)
     prior = model.prior_parameters()
     ridges = RIDGES if ridge and prior is not None else (options.prior_regularization,)
-    first = Plant(model.with_config(friction=specs[0]))
-
-    def conditioned(fc: float, pool=None) -> Conditioned | None:
-        """The recording conditioned at cutoff ``fc`` (None where it cannot be); ``pool``: an idle worker for
-        half of it."""
-        opts = replace(options, conditioning=replace(copt, cutoff_hz=fc), align_torque=False)
-        try:
-            return condition_for(rec, first, opts, pool=pool)
-        except DynidError:
-            return None
+    conditioned = data.condition
 
     # the conditionings are the bulk of the work: with two threads, the nearest other cutoff (the step up) is
     # conditioned and scored on a second one, started now, while this thread prepares, conditions the default and
@@ -403,8 +451,7 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             if cond is None:
                 return out
             # scored on a subsample: the fold fits estimate a few dozen parameters, a few thousand states do
-            k = max(options.decimate or default_decimation(cond), -(-cond.data_length // SELECTION_SAMPLES))
-            idx = np.arange(0, cond.data_length, k)
+            idx, pos = data.rows(cond)
             q, qd, qdd = cond.q[idx], cond.qd[idx], cond.qdd[idx]
             Ym = model.regressor(q, qd, qdd)
             M, n = q.shape
@@ -427,7 +474,6 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
             y_fit = cond.tau[idx] - off
             y_raw = cond.tau_raw[idx] - off
             moving = cond.moving[idx]
-            pos = idx / max(cond.data_length, 1)
             blocks = np.digitize(pos, [1 - FIT_SHARE, FIT_SHARE])          # 0: first 30 %, 1: middle, 2: last 30 %
             in_block = [blocks == b for b in range(3)]
             G_fit = np.zeros((3, n, P, P))
@@ -506,10 +552,13 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
                 x = _solve_gram(G, h)                                           # (specs, ridges, P)
                 sse = (yy_all[held] - 2 * np.einsum("srp,sjp->srj", x, hh)
                        + np.einsum("srp,sjpq,srq->srj", x, Gh, x))
-                errs[..., f] = np.mean(np.sqrt(np.maximum(sse[..., ok], 0) / n_all[held][ok]) / rms[ok], axis=-1)
+                # relative to the held-out torque; no joint with torque held out: nothing to score against (not 0/0)
+                errs[..., f] = (np.mean(np.sqrt(np.maximum(sse[..., ok], 0) / n_all[held][ok]) / rms[ok], axis=-1)
+                                if ok.any() else np.inf)
             for i, s in enumerate(specs):
                 for j, r in enumerate(ridges):
-                    out[(float(fc), s, float(r))] = float(np.mean(errs[i, j]))
+                    v = float(np.mean(errs[i, j]))
+                    out[(float(fc), s, float(r))] = v if v == v else np.inf     # NaN: unscorable, never 'best'
             return out
 
         if ahead is not None:                       # the nearest cutoff scored where it is conditioned
@@ -550,7 +599,7 @@ def select_auto(rec: Recording, plant: Plant, options: IdentifyOptions | None = 
         # few per cent between cutoffs is within what a different subsample gives)
         at_default = [v for (fc, _, _), v in scores.items() if fc == default_hz]
         bar = (1.0 - CUTOFF_GAIN) * min(at_default) if at_default else np.inf
-        allowed = {key: v for key, v in scores.items() if key[0] == default_hz or v < bar}
+        allowed = {key: v for key, v in scores.items() if key[0] == default_hz or v < bar} or scores
         best = min(allowed.values())
         size = {s: plants[s].friction.n_params for s in specs}
         near = [(size[s], fc != default_hz, r != 0.0, v, fc, s, r) for (fc, s, r), v in allowed.items()

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError, IdentifiabilityError
-from ..signal.conditioning import fft_length
+from .rows import (QR_BLOCK, FactoredRows, TallRows, _joint_factors, autocorrelation_time,  # noqa: F401 (re-exported)
+                   joint_rows, residual_correlation_time, tall_r_factor)
 
-__all__ = ["LeastSquares", "weighted_lstsq", "WEIGHTINGS", "autocorrelation_time", "joint_rows", "residual_correlation_time"]
+__all__ = ["LeastSquares", "weighted_lstsq", "lstsq_rows", "WEIGHTINGS", "autocorrelation_time", "joint_rows",
+           "residual_correlation_time", "TallRows", "FactoredRows"]
 
 WEIGHTINGS = ("residual_std", "torque_std", "none")
 
@@ -71,29 +73,6 @@ class LeastSquares:
             return cov / np.outer(d, d)
 
 
-def autocorrelation_time(x: np.ndarray, c: float = 5.0) -> float:
-    """Integrated autocorrelation time ``1 + 2 Σ ρ_k`` of a series [samples], Sokal's automatic window.
-
-    The sum stops at the first lag ``k >= c·τ(k)``; returns 1 for white noise.
-    """
-    x = np.asarray(x, dtype=float)
-    n = x.size
-    if n < 8:
-        return 1.0
-    x = x - x.mean()
-    m = fft_length(2 * n)                   # zero padding beyond 2n - 1: no wrap-around, at a length FFTs do fast
-    f = np.fft.rfft(x, m)
-    acf = np.fft.irfft(f * np.conj(f), m)[:n]
-    if acf[0] <= 0:
-        return 1.0
-    rho = acf / acf[0]
-    tau = 2.0 * np.cumsum(rho) - 1.0
-    k = np.arange(n)
-    stop = np.nonzero(k >= c * tau)[0]
-    t = float(tau[stop[0]]) if stop.size else float(tau[-1])
-    return max(1.0, t)
-
-
 def qr_pivoted(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Householder QR with column pivoting (Businger & Golub) of a small matrix: ``A[:, piv] = Q R``.
 
@@ -124,66 +103,6 @@ def qr_pivoted(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _upper_solve(R: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.linalg.solve(R, b)
-
-
-QR_BLOCK = 1024
-"""Rows per block of :func:`tall_r_factor` (blocks this size stay in cache: measured about 2 x faster than
-one LAPACK QR of a 6 000 x 60 matrix)."""
-
-
-def tall_r_factor(A: np.ndarray) -> np.ndarray:
-    """The R factor ``(min(n, k), k)`` of a tall matrix ``A`` ``(n, k)`` (``A = Q R``), by blocks (TSQR): the R
-    factors of blocks of ``QR_BLOCK`` rows (one batched LAPACK call), stacked with the remaining rows, factored
-    once more. The same R as one QR of ``A`` up to the signs of its rows and round-off (``RᵀR = AᵀA``)."""
-    n, k = A.shape
-    nb = n // QR_BLOCK
-    if nb < 2 or QR_BLOCK <= k:
-        return np.linalg.qr(A, mode="r")
-    head = np.linalg.qr(A[: nb * QR_BLOCK].reshape(nb, QR_BLOCK, k), mode="r")     # (nb, k, k)
-    return np.linalg.qr(np.concatenate([head.reshape(-1, k), A[nb * QR_BLOCK:]]), mode="r")
-
-
-def residual_correlation_time(res: np.ndarray, joint: np.ndarray, n_joints: int,
-                              rows_of: list | None = None) -> float:
-    """The integrated autocorrelation time of a stacked residual [rows]: each joint's (its rows in order), averaged
-    weighted by the joints' row counts — the inflation of the parameters' variance (``rows_of``: :func:`joint_rows`
-    where known)."""
-    rows_of = joint_rows(joint, n_joints) if rows_of is None else rows_of
-    counts = np.bincount(joint, minlength=n_joints)
-    taus = np.array([autocorrelation_time(res[rows]) if counts[j] else 1.0 for j, rows in enumerate(rows_of)])
-    return float(np.sum(taus * counts) / max(counts.sum(), 1))
-
-
-def joint_rows(joint: np.ndarray, n_joints: int) -> list[slice | np.ndarray]:
-    """Each joint's rows of a stacked regression: slices where the rows are joint-major (each joint's rows
-    together, as :func:`~dynid.identification.regression.build_regression` stacks them: no copies), else masks."""
-    if joint.size < 2 or np.all(joint[1:] >= joint[:-1]):
-        edges = np.searchsorted(joint, np.arange(n_joints + 1))
-        return [slice(int(edges[j]), int(edges[j + 1])) for j in range(n_joints)]
-    return [joint == j for j in range(n_joints)]
-
-
-def _joint_factors(W: np.ndarray, y: np.ndarray, rows_of: list, columns: np.ndarray,
-                   col_scale: np.ndarray) -> np.ndarray:
-    """Per joint, the R factor ``(k+1, k+1)`` of its rows ``[W_j[:, columns] diag(1/col_scale) | y_j]`` (zero rows
-    where a joint has fewer rows than that, and where its rows have a zero column): every per-joint weighting of
-    the least squares is then a QR of the stacked, weighted factors — one pass over the tall matrix for all the
-    solves, one joint's rows at a time."""
-    k = columns.size
-    F = np.zeros((len(rows_of), k + 1, k + 1))
-    for j, rows in enumerate(rows_of):  # per joint (a handful), not per sample
-        Wj = W[rows]
-        if Wj.shape[0] == 0:
-            continue
-        # only the columns this joint's rows touch (a serial arm's joint j: the links from j on, its own friction):
-        # the factor of those, with zero rows and columns where the others are, is a factor of all of them
-        cols = np.append(np.flatnonzero(np.any(Wj != 0, axis=0)[columns]), k)
-        Ab = np.empty((Wj.shape[0], cols.size))
-        np.divide(Wj[:, columns[cols[:-1]]], col_scale[None, cols[:-1]], out=Ab[:, :-1])
-        Ab[:, -1] = y[rows]
-        R = tall_r_factor(Ab)
-        F[j][np.ix_(cols[: R.shape[0]], cols)] = R
-    return F
 
 
 def _solve(F: np.ndarray, weights: np.ndarray, n_rows: int, rtol: float | None, extra: np.ndarray | None = None):
@@ -244,43 +163,45 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
     IdentifiabilityError
         Fewer rows than columns, or nothing excited.
     """
+    return lstsq_rows(TallRows(W, y, joint, n_joints), weighting=weighting, rtol=rtol, prior=prior,
+                      prior_mask=prior_mask, ridge=ridge, columns=columns)
+
+
+def lstsq_rows(rows: TallRows | FactoredRows, *, weighting: str = "residual_std", rtol: float | None = None,
+               prior: np.ndarray | None = None, prior_mask: np.ndarray | None = None, ridge: float = 0.0,
+               columns: np.ndarray | None = None) -> LeastSquares:
+    """:func:`weighted_lstsq` of rows held as a :class:`~dynid.identification.rows.TallRows` (in memory) or a
+    :class:`~dynid.identification.rows.FactoredRows` (compressed as a long recording was read)."""
     if weighting not in WEIGHTINGS:
         raise ConfigError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
-    columns = np.arange(W.shape[1]) if columns is None else np.asarray(columns, dtype=int)
-    n_rows, k = W.shape[0], columns.size
+    P, n_joints = rows.n_columns, rows.n_joints
+    columns = np.arange(P) if columns is None else np.asarray(columns, dtype=int)
+    n_rows, k = rows.n_rows, columns.size
     if n_rows <= k:
         raise IdentifiabilityError(f"{n_rows} usable torque samples for {k} parameters",
                                    hint="record longer or move faster so more samples pass the velocity threshold")
-    scale = np.sqrt(np.einsum("ij,ij->j", W, W))[columns]
+    scale = rows.column_norms()[columns]
     scale[scale == 0] = 1.0
-    rows_of = joint_rows(joint, n_joints)
 
-    def predicted(x: np.ndarray) -> np.ndarray:         # W[:, columns] @ x
-        full = np.zeros(W.shape[1])
-        full[columns] = x
-        return W @ full
+    def full(x: np.ndarray) -> np.ndarray:              # x on the columns -> a vector of every column
+        v = np.zeros(P)
+        v[columns] = x
+        return v
 
-    def joint_std(v: np.ndarray) -> np.ndarray:
-        cnt = np.bincount(joint, minlength=n_joints).astype(float)
-        mean = np.bincount(joint, v, minlength=n_joints) / np.maximum(cnt, 1)
-        var = np.bincount(joint, (v - mean[joint]) ** 2, minlength=n_joints) / np.maximum(cnt - 1, 1)
-        return np.sqrt(var)
-
-    F = _joint_factors(W, y, rows_of, columns, scale)
+    F = rows.joint_factors(columns, scale)
     w = np.ones(n_joints)
     z0, _, _, _, R_unweighted = _solve(F, w, n_rows, rtol)
     R_unweighted = R_unweighted[:k, :k]
     if weighting == "torque_std":
-        s = joint_std(y)
+        s = rows.joint_std()
         w = 1.0 / np.where(s > 0, s, 1.0)
     elif weighting == "residual_std" and n_joints > 1:
-        s = joint_std(y - predicted(z0 / scale))
+        s = rows.joint_std(full(z0 / scale))
         pos = s[s > 0]
         floor = 1e-6 * (pos.max() if pos.size else 1.0)
         w = 1.0 / np.maximum(s, floor)
     if n_joints > 1:
         w = w / w.max()
-    wr = w[joint]
     z, R, piv, r, factor = _solve(F, w, n_rows, rtol)
     if ridge > 0 and prior is not None and prior_mask is not None and np.any(prior_mask):
         lam = ridge * float(np.linalg.svd(R, compute_uv=False)[0])
@@ -295,10 +216,9 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, joint: np.ndarray, n_joints: in
                                    hint="check that the joints move and the torques are not all zero")
     excited = np.zeros(k, dtype=bool)
     excited[piv[:r]] = True
-    res = (y - predicted(z / scale)) * wr
     dof = max(n_rows - r, 1)
-    sigma2 = float(res @ res / dof)
-    corr_time = residual_correlation_time(res, joint, n_joints, rows_of)
+    sumsq, corr_time = rows.residual_stats(full(z / scale), w)
+    sigma2 = sumsq / dof
     Rinv = _upper_solve(R, np.eye(r))
     sel = piv[:r]
     cov = np.full((k, k), np.nan)

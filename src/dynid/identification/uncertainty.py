@@ -72,11 +72,11 @@ def acceleration_torque(ident, idx: np.ndarray | None = None) -> dict[str, np.nd
     m = _moving_or_all(cond.moving[idx])
     out["rms"] = _masked_rms(tau_acc, m)
     out["std"] = np.sqrt(_masked_mean(var, m))
-    mf = _moving_or_all(cond.moving)
-    out["torque_rms"] = _masked_rms(cond.tau, mf)
-    noise = _masked_rms(cond.tau_raw - cond.tau, mf)
+    summary = ident.summary                     # of the whole recording
+    out["torque_rms"] = summary.rms("tau")
+    noise = summary.rms("noise")
     noise_f = noise * np.sqrt(min(1.0, 2 * cond.cutoff_hz * cond.sample_period_s))  # what the filter leaves
-    out["error_rms"] = np.maximum(_masked_rms(ident.te, mf), noise_f)
+    out["error_rms"] = np.maximum(summary.rms("te"), noise_f)
     return out
 
 
@@ -104,11 +104,11 @@ def reference_states(ident, n: int = REFERENCE_STATES, seed: int = 0):
     chains (models with a configuration check) keep recorded positions, which assemble. Independent
     draws break the collinearities one motion can create (a single sine's ``qdd = -w² q``).
     """
-    cond, model = ident.cond, ident.plant.model
-    q, qd, qdd = cond.q, cond.qd, cond.qdd
+    cond, model, summary = ident.cond, ident.plant.model, ident.summary
+    q = cond.q
     nj = q.shape[1]
     rng = np.random.default_rng(seed)
-    lo, hi = q.min(axis=0), q.max(axis=0)
+    lo, hi = summary.q_min, summary.q_max                   # of the whole recording
     half, centre = (hi - lo) / 2, (hi + lo) / 2
     lims = model.config.position_limits
     need = np.zeros(nj)
@@ -119,7 +119,7 @@ def reference_states(ident, n: int = REFERENCE_STATES, seed: int = 0):
         elif joint.kind == "rotary":
             need[j] = np.radians(MIN_ROTARY_RANGE_DEG) / 2
     amp = np.maximum(half, need)
-    vpk, apk = np.abs(qd).max(axis=0), np.abs(qdd).max(axis=0)
+    vpk, apk = summary.qd_peak, summary.qdd_peak
     moving = half >= 0.5 * need
     w = vpk / np.where(half > 0, half, np.inf)
     w_typ = float(median(w[moving] if moving.any() else w))

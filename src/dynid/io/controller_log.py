@@ -6,7 +6,8 @@ carry no command columns.
 Besides the recording columns (spec/interfaces.md §1: ``t, q1.., tau1.., dq1.., ddq1..``) a
 controller log may hold, per joint, ``pcmd``, ``vcmd``, ``acmd`` (the command) and ``taddcmd``
 (the additive torque sent to the drive). CSV and ``.npz`` (arrays of shape ``(N, n_joints)`` under
-those names) are read. Command columns follow ``--units`` like positions; torques are N·m / N.
+those names) are read. Command columns follow the position units (``units``, else the file's ``# units:``
+line, else SI); torques are N·m / N.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 from ..errors import FileFormatError, InputDataError
 from ..recording import Recording
 from ..units import position_scale
-from .readers import _read_csv, read_recording
+from .readers import _read_csv, read_recording, recording_units
 
 __all__ = ["ControllerLog", "read_controller_log", "COMMAND_COLUMNS"]
 
@@ -46,7 +47,7 @@ class ControllerLog:
 
 
 def read_controller_log(path: str | os.PathLike, *, n_joints: int, joint_kinds: Sequence[str] | None = None,
-                        units: str = "si", require_tau: bool = True, joint_names: Sequence[str] | None = None,
+                        units: str | None = None, require_tau: bool = True, joint_names: Sequence[str] | None = None,
                         topic: str | None = None, torque_constants: Sequence[float] | None = None) -> ControllerLog:
     """Read a controller log (see the module docstring).
 
@@ -78,7 +79,7 @@ def read_controller_log(path: str | os.PathLike, *, n_joints: int, joint_kinds: 
             if m:
                 groups.setdefault(m.group(1), {})[int(m.group(2))] = values
     kinds = list(joint_kinds) if joint_kinds is not None else ["rotary"] * n_joints
-    scale = position_scale(kinds, units)
+    scale = position_scale(kinds, recording_units(rec.meta, units))     # (the reader checked the file's line)
     out = {}
     for name, g in groups.items():
         missing = [j for j in range(1, n_joints + 1) if j not in g]

@@ -2,13 +2,15 @@
 
 The PRG and result.json are rendered from the run's :class:`~dynid.fitted.FittedModel` (the one type
 of an identified model); the REC also holds the run's conditioned signals. All file contents are
-rendered first and committed together (temporary files + rename), so a failed run leaves nothing
-behind (spec/interfaces.md §2–3).
+staged first (:class:`~dynid._atomic.Staging`) and committed together with the removal of the earlier run's
+outputs they replace, so a failed or interrupted run leaves the folder as it was, and a finished one holds
+this run's outputs only — beside the files that are not a run's, never touched (spec/interfaces.md §2–3).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import mmap
 import os
@@ -28,7 +30,8 @@ from .prg import PrgContent, format_prg, prg_unit
 from ._fastcsv import formatter_available
 from .rec import finish_rec_rows, format_rec, format_rec_rows, rec_head, rec_rows_size, start_rec_rows
 
-__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "BegunRec", "begin_staged_rec", "finish_staged_rec", "RecAhead", "write_run", "write_outputs"]
+__all__ = ["run_model", "result_dict", "prg_content", "rec_text", "rec_rows_of", "StagedRec", "stage_rec", "BegunRec", "begin_staged_rec", "finish_staged_rec", "RecAhead", "write_run", "stage_run", "earlier_outputs",
+           "write_outputs", "report_files", "REPORT_NAME"]
 
 
 def run_model(ident, *, element: str | None = None, group: int = 1, source: Mapping[str, Any] | None = None,
@@ -185,18 +188,32 @@ def rec_text(model: FittedModel, cond, tcmd: np.ndarray, *,
     """``IDNT<group>.REC`` content (SI units, bytes-like): the conditioned signals ``cond`` of the run and the
     model torque ``tcmd`` ``(N, n_joints)`` on them; ``rows``: those already formatted by :func:`rec_rows_of`
     (used once)."""
-    return format_rec(cond.t, _rec_channels(cond, tcmd), _rec_header(model.element, model.model, cond), rows=rows)
+    return format_rec(cond.t, _rec_channels(cond, tcmd), _rec_header(model.element, model.model, cond, model.conditioning),
+                      rows=rows)
 
 
-def _rec_header(element: str, dyn, cond) -> dict[str, Any]:
-    """The REC's header: the run's conditioning and the model's joints and units (not its parameters)."""
+def _rec_header(element: str, dyn, cond, conditioning: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The REC's header: the run's conditioning and the model's joints and units (not its parameters).
+
+    ``conditioning``: the fitted model's (result.json's) — its lengths and moving samples are the whole recording's,
+    where the REC holds windows of a long one (``cond``'s rows: the header then says which)."""
     tr = dyn.config.transmission
     motor_side = tr is not None and tr.records_motor_side
+    lengths = {"moving_samples": cond.moving_samples, "raw_length": cond.raw_length, "data_length": cond.data_length,
+               "first_raw_sample": cond.start}
+    windows = {}
+    if conditioning is not None and int(conditioning.get("data_length", cond.data_length)) != cond.data_length:
+        lengths = {"moving_samples": conditioning["moving_samples"], "raw_length": conditioning["raw_length"],
+                   "data_length": conditioning["data_length"], "first_raw_sample": conditioning["trim_samples"]}
+        gaps = np.flatnonzero(np.diff(cond.t) > 1.5 * cond.sample_period_s)
+        starts, ends = np.r_[0, gaps + 1], np.r_[gaps, cond.data_length - 1]
+        windows = {"rows": f"{cond.data_length} rows: {starts.size} full-rate windows of the recording (it was read in "
+                           "blocks); the lengths, moving samples and errors are over every row",
+                   "windows_s": [[float(cond.t[a]), float(cond.t[b])] for a, b in zip(starts, ends)]}
     return jsonable({
         "element": element, "model": dyn.name, "softmc_dynamic_model": dyn.softmc_model,
         "sample_period_s": cond.sample_period_s, "cutoff_hz": cond.cutoff_hz,
-        "velocity_threshold": cond.velocity_threshold, "moving_samples": cond.moving_samples,
-        "raw_length": cond.raw_length, "data_length": cond.data_length, "first_raw_sample": cond.start,
+        "velocity_threshold": cond.velocity_threshold, **lengths, **windows,
         "joints": [j.name for j in dyn.joints],
         **({"transmission": tr.to_dict()} if tr is not None else {}),
         "units": {"t": "s", "position": [position_unit(k) for k in dyn.joint_kinds],
@@ -295,11 +312,12 @@ def _rec_path(out_dir: str | Path, group: int) -> Path:
 def write_outputs(ident, out_dir: str | Path, *, element: str | None = None, group: int = 1,
                   source: Mapping[str, Any] | None = None, extra_files: Mapping[str, bytes] | None = None,
                   properties: Mapping[str, float] | None = None, extra: Mapping[str, Any] | None = None,
-                  date: _dt.datetime | None = None) -> dict[str, Path]:
-    """Render and atomically write PRG, REC and result.json (plus ``extra_files``) of an identification
-    run into ``out_dir``."""
+                  date: _dt.datetime | None = None, also: Mapping[Path, bytes] | None = None) -> dict[str, Path]:
+    """Render and write PRG, REC and result.json (plus ``extra_files`` beside them, and ``also`` — files
+    elsewhere — with them) of an identification run into ``out_dir``, as :func:`write_run` does."""
     model = run_model(ident, element=element, group=group, source=source, extra=extra)
-    return write_run(model, ident.cond, ident.tcmd, out_dir, extra_files=extra_files, properties=properties, date=date)
+    return write_run(model, ident.cond, ident.tcmd, out_dir, extra_files=extra_files, properties=properties,
+                     date=date, also=also)
 
 
 class RecAhead:
@@ -397,22 +415,44 @@ def _drop_when_done(job) -> None:
 
 def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
               extra_files: Mapping[str, bytes] | None = None, properties: Mapping[str, float] | None = None,
-              date: _dt.datetime | None = None, staged: StagedRec | None = None) -> dict[str, Path]:
+              date: _dt.datetime | None = None, staged: StagedRec | None = None,
+              also: Mapping[Path, bytes] | None = None) -> dict[str, Path]:
     """Write the files of a fitted model with its run's conditioned signals ``cond`` and model torque
-    ``tcmd`` (``IDNT<group>`` from ``model.group``), atomically; ``staged``: the REC already written during the
-    fit (:class:`RecAhead`; used where it is this run's REC, with this model's header, in ``out_dir``; else
-    removed). A large REC not staged is formatted and written on a second thread while the PRG and result.json
-    are rendered; every file goes under its name only once all are written (:class:`~dynid._atomic.Staging`)."""
+    ``tcmd`` (``IDNT<group>`` from ``model.group``) into ``out_dir`` (and ``also``, files elsewhere, with them):
+    :func:`stage_run`, then committed — every file goes under its name only once all are written, and the earlier
+    run's outputs this one does not write (:func:`earlier_outputs`) are removed with it; an error or an interrupt
+    leaves the folder as it was."""
+    staging, written = stage_run(model, cond, tcmd, out_dir, extra_files=extra_files, properties=properties,
+                                 date=date, staged=staged)
+    with staging:
+        for path, data in (also or {}).items():
+            staging.write(path, data)
+        staging.commit(list(written.values()))
+    return written
+
+
+def stage_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *,
+              extra_files: Mapping[str, bytes] | None = None, properties: Mapping[str, float] | None = None,
+              date: _dt.datetime | None = None, staged: StagedRec | None = None,
+              tag: str = "") -> tuple[Staging, dict[str, Path]]:
+    """Stage the files :func:`write_run` writes — ``IDNT<group>.PRG``, ``.REC``, ``result.json``, ``extra_files``
+    — and the removal of :func:`earlier_outputs` of ``out_dir``; the caller adds more (the report) and commits.
+    ``staged``: the REC already written during the fit (:class:`RecAhead`; used where it is this run's REC, with
+    this model's header, in ``out_dir``; else removed); its :class:`~dynid._atomic.Staging` is the one returned.
+    A large REC not staged is formatted and written on a second thread while the PRG and result.json are rendered.
+    ``tag``: the new staging's (:class:`~dynid._atomic.Staging`). On an error nothing is left staged."""
     out = Path(out_dir)
     group = model.group
     files = [out / f"IDNT{group}.PRG", out / f"IDNT{group}.REC", out / RESULT_FILE, *(out / n for n in extra_files or {})]
     if staged is not None and not (staged.cond is cond and staged.tcmd is tcmd
                                    and staged.path == _rec_path(out, group)
                                    and staged.staging.holds(staged.path)
-                                   and staged.header == _rec_header(model.element, model.model, cond)):
+                                   and staged.header == _rec_header(model.element, model.model, cond,
+                                                                    model.conditioning)):
         staged.staging.discard()
         staged = None
-    with (staged.staging if staged is not None else Staging()) as staging:
+    staging = staged.staging if staged is not None else Staging(tag)
+    try:
         # a REC not staged during the fit, tens of MB: formatted and written on a second thread while the PRG and
         # result.json are rendered
         aside = None
@@ -430,8 +470,42 @@ def write_run(model: FittedModel, cond, tcmd: np.ndarray, out_dir: str | Path, *
         finally:
             if aside is not None:               # (done before the staging discards what it wrote)
                 wait([aside])
-        staging.commit([staged.path if staged is not None and f == files[1] else f for f in files])
-    return {p.name: p for p in files}
+        staging.remove(*earlier_outputs(out, group))
+    except BaseException:
+        staging.discard()
+        raise
+    return staging, {p.name: p for p in files}
+
+
+REPORT_NAME = "report.html"
+VALIDATION_SUFFIX = ".validation.npz"
+HISTORY_SUFFIX = ".history.json"
+"""A run's report (:mod:`dynid.report`) and the companions kept beside it: ``<report stem>`` + these suffixes."""
+
+
+def report_files(report: str | Path) -> tuple[Path, Path, Path]:
+    """A report and the companions kept beside it: the page, its validation's data, its robot history (what a
+    run without a report removes of an earlier run's)."""
+    report = Path(report)
+    return report, report.with_name(report.stem + VALIDATION_SUFFIX), report.with_name(report.stem + HISTORY_SUFFIX)
+
+
+def earlier_outputs(out_dir: str | Path, group: int) -> list[Path]:
+    """The files of an identification run in ``out_dir`` that a new run of ``group`` replaces or removes:
+    ``IDNT<group>.PRG``/``.REC``, ``result.json``, the report and its companions (:func:`report_files`: a new run's
+    report, if it has one, shows the new run only) and the ``IDNT<g>.PRG``/``.REC`` of the group the folder's
+    result.json names (the earlier run's). Files of other names — and other groups' PRG/REC without a result.json
+    naming them — are not a run's outputs: never touched."""
+    out = Path(out_dir)
+    groups = [group]
+    try:
+        earlier = json.loads((out / RESULT_FILE).read_bytes()).get("group")
+    except (OSError, ValueError, AttributeError):
+        earlier = None
+    if isinstance(earlier, int) and not isinstance(earlier, bool) and earlier not in groups:
+        groups.append(earlier)
+    return [out / RESULT_FILE, *(out / f"IDNT{g}.{ext}" for g in groups for ext in ("PRG", "REC")),
+            *report_files(out / REPORT_NAME)]
 
 
 def _stage_rec(staging: Staging, path: Path, model: FittedModel, cond, tcmd: np.ndarray) -> None:

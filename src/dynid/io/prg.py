@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from ..errors import FileFormatError
 
-__all__ = ["PrgContent", "format_prg", "parse_prg", "read_prg", "model_values", "prg_unit"]
+__all__ = ["PrgContent", "format_prg", "parse_prg", "read_prg", "model_values", "friction_values", "prg_unit"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class PrgContent:
         (``offset``, ``coulomb_pos``, ``motor_viscous``, ...; physical sign, comment lines)
     exact_cutoff_hz, filter_order : the identification's filter when the header's 3-decimal cutoff is not
         exact or the order is not 4 (a comment line), else None
+    line_numbers : ``{line: number}`` (1-based) of the lines read: ``DynamicParameter[i]``,
+        ``<axis>.ViscousFriction``, ``<axis>.CoulombFriction``, ``Friction term '<suffix>'`` (for messages)
     """
 
     element: str
@@ -79,6 +81,7 @@ class PrgContent:
     friction_terms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     exact_cutoff_hz: float | None = None
     filter_order: int | None = None
+    line_numbers: Mapping[str, int] = field(default_factory=dict, compare=False)
 
 
 def _e(v: float) -> str:
@@ -170,9 +173,18 @@ _DYNID_COMMENT = re.compile(r"^(dynid |friction term )", re.I)
 
 
 def parse_prg(text: str, source: str = "<prg>") -> PrgContent:
-    """Parse PRG text (case-insensitive keywords, free spacing, wrapped header lines)."""
-    notes = [line.strip()[1:].strip() for line in text.splitlines() if line.strip().startswith("'")]
-    header = " ".join(x for x in notes if not _DYNID_COMMENT.match(x))
+    """Parse PRG text (case-insensitive keywords, free spacing, wrapped header lines).
+
+    Raises
+    ------
+    FileFormatError
+        No header or ``DynamicModel`` line, a value that is not a number, or a value set twice (the same
+        ``DynamicParameter`` slot, friction property of an axis, ``DynamicModel``, ... on two lines): the
+        message names the file and both lines.
+    """
+    numbered = list(enumerate(text.splitlines(), start=1))
+    notes = [(n, line.strip()[1:].strip()) for n, line in numbered if line.strip().startswith("'")]
+    header = " ".join(x for _, x in notes if not _DYNID_COMMENT.match(x))
     m = _RE["title"].search(header)
     if not m:
         raise FileFormatError(f"{source}: no 'Dynamic parameter identification for <ELEMENT> ...' header line",
@@ -199,6 +211,75 @@ def parse_prg(text: str, source: str = "<prg>") -> PrgContent:
     mc = _RE["cutoff"].search(header)
     ml = _RE["length"].search(header)
     mv = _RE["moving"].findall(header[header.lower().find("moving data length"):]) if "moving data length" in header.lower() else []
+    once = _Once(source)
+    dynid_notes = _parse_notes(notes, source, once)
+    body = _parse_body(numbered, element, source, once)
+    n = len(body["axes"])
+    return PrgContent(
+        element=element, success=success, date=date,
+        max_error_percent=tuple(mx.get(j + 1, float("nan")) for j in range(max(n, len(mx)))),
+        mean_error_percent=tuple(mn.get(j + 1, float("nan")) for j in range(max(n, len(mn)))),
+        allowed_percent=float(ma.group(1)) if ma else 50.0,
+        cutoff_hz=float(mc.group(1)) if mc else float("nan"),
+        data_length=int(ml.group(1)) if ml else 0, raw_length=int(ml.group(2)) if ml else 0,
+        moving_samples=tuple(int(x[1]) for x in mv), thresholds=tuple(float(x[2]) for x in mv),
+        threshold_units=tuple(x[3] for x in mv), **body, **dynid_notes, line_numbers=once.lines)
+
+
+class _Once:
+    """The lines that set a value, by what they set (MC-Basic names case-insensitively, dynid's parameter names
+    as written): a value set on two lines is an error naming both; ``lines`` maps each name to its line number."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines: dict[str, int] = {}
+        self._first: dict[tuple[bool, str], int] = {}
+
+    def __call__(self, name: str, n: int, shown: str | None = None, *, fold: bool = True) -> None:
+        first = self._first.setdefault((fold, name.lower() if fold else name), n)
+        if first != n:
+            raise FileFormatError(f"{self.source}, line {n}: {shown or name} is set a second time (first on line "
+                                  f"{first})", hint="a PRG sets each value once: delete the wrong line")
+        self.lines[name] = n
+
+
+def _parse_notes(notes: list[tuple[int, str]], source: str, once: _Once) -> dict[str, Any]:
+    """dynid's comment lines: parameters beyond softMC's slots, friction model and terms, exact filter."""
+    extra: dict[str, float] = {}
+    extra_units: dict[str, str] = {}
+    fterms: dict[str, dict[str, float]] = {}
+    fmodel, vs, exact_cut, order = None, None, None, None
+    for n, note in notes:
+        try:
+            if mm := _RE["extra"].match(note):
+                once(f"dynid parameter {mm.group(1)}", n, fold=False)
+                extra[mm.group(1)] = float(mm.group(2))
+                if mm.group(3):
+                    extra_units[mm.group(1)] = mm.group(3)
+            elif mm := _RE["fmodel"].match(note):
+                once("dynid friction model", n)
+                fmodel, vs = mm.group(1), None if mm.group(2) is None else float(mm.group(2))
+            elif mm := _RE["filter"].match(note):
+                once("dynid filter", n)
+                exact_cut, order = float(mm.group(1)), int(mm.group(2))
+            elif mm := _RE["fterm"].match(note):
+                once(f"Friction term '{mm.group(1)}'", n)
+                pairs = _RE["pair"].findall(mm.group(2))
+                fterms[mm.group(1)] = {owner: float(v) for owner, v in pairs}
+                if len(fterms[mm.group(1)]) != len(pairs):
+                    raise FileFormatError(f"{source}, line {n}: Friction term '{mm.group(1)}' names an axis twice",
+                                          hint="a PRG sets each value once: delete the wrong value")
+        except ValueError as err:
+            if isinstance(err, FileFormatError):
+                raise
+            raise FileFormatError(f"{source}, line {n}: cannot read the value in comment line {note!r}") from err
+    return {"extra_parameters": extra, "extra_units": extra_units, "friction_model": fmodel, "stribeck_velocity": vs,
+            "friction_terms": fterms, "exact_cutoff_hz": exact_cut, "filter_order": order}
+
+
+def _parse_body(numbered: list[tuple[int, str]], element: str, source: str, once: _Once) -> dict[str, Any]:
+    """softMC's lines: ``DynamicParameter`` slots, per-axis friction and ``TorqueThreshold``, the element's other
+    properties (payload) and ``DynamicModel``."""
     params: dict[int, float] = {}
     visc: dict[str, float] = {}
     coul: dict[str, float] = {}
@@ -206,22 +287,7 @@ def parse_prg(text: str, source: str = "<prg>") -> PrgContent:
     props: dict[str, float] = {}
     thresholds: dict[str, float] = {}
     model = None
-    extra, extra_units, fterms = {}, {}, {}
-    fmodel, vs, exact_cut, order = None, None, None, None
-    for note in notes:
-        try:
-            if mm := _RE["extra"].match(note):
-                extra[mm.group(1)] = float(mm.group(2))
-                if mm.group(3):
-                    extra_units[mm.group(1)] = mm.group(3)
-            elif mm := _RE["fmodel"].match(note):
-                fmodel, vs = mm.group(1), None if mm.group(2) is None else float(mm.group(2))
-            elif mm := _RE["filter"].match(note):
-                exact_cut, order = float(mm.group(1)), int(mm.group(2))
-            elif mm := _RE["fterm"].match(note):
-                fterms[mm.group(1)] = {owner: float(v) for owner, v in _RE["pair"].findall(mm.group(2))}
-        except ValueError as err:
-            raise FileFormatError(f"{source}: cannot read the value in comment line {note!r}") from err
+
     def _axis(name: str) -> str:
         """MC-Basic names are case-insensitive: an axis keeps the spelling of its first line."""
         for ax in axes:
@@ -230,7 +296,7 @@ def parse_prg(text: str, source: str = "<prg>") -> PrgContent:
         axes.append(name)
         return name
 
-    for raw in text.splitlines():
+    for n, raw in numbered:
         line = raw.strip()
         if not line or line.startswith("'"):
             continue
@@ -242,35 +308,33 @@ def parse_prg(text: str, source: str = "<prg>") -> PrgContent:
             mm = None
         try:
             if mm and key == "param":
-                params[int(mm.group(2))] = float(mm.group(3))
+                slot = int(mm.group(2))
+                once(f"DynamicParameter[{slot}]", n, f"{mm.group(1)}.DynamicParameter[{slot}]")
+                params[slot] = float(mm.group(3))
             elif mm and key == "friction":
-                ax = _axis(mm.group(1))
-                (visc if mm.group(2).lower() == "viscousfriction" else coul)[ax] = float(mm.group(3))
+                ax, prop = _axis(mm.group(1)), "ViscousFriction" if mm.group(2).lower() == "viscousfriction" else "CoulombFriction"
+                once(f"{ax}.{prop}", n)
+                (visc if prop == "ViscousFriction" else coul)[ax] = float(mm.group(3))
             elif mm and key == "model":
+                once("DynamicModel", n, f"{mm.group(1)}.DynamicModel")
                 model = int(mm.group(2))
             elif mm and key == "threshold":
-                thresholds[_axis(mm.group(1))] = float(mm.group(2))
+                ax = _axis(mm.group(1))
+                once(f"{ax}.TorqueThreshold", n)
+                thresholds[ax] = float(mm.group(2))
             else:
                 mp = _RE["prop"].match(line)
                 if mp and mp.group(1).lower() == element.lower():
+                    once(f"{element}.{mp.group(2)}", n, f"{mp.group(1)}.{mp.group(2)}")
                     props[mp.group(2)] = float(mp.group(3))
         except ValueError as err:
-            raise FileFormatError(f"{source}: cannot read the value in line {line!r}") from err
+            if isinstance(err, FileFormatError):
+                raise
+            raise FileFormatError(f"{source}, line {n}: cannot read the value in line {line!r}") from err
     if model is None:
         raise FileFormatError(f"{source}: no '<ELEMENT>.DynamicModel = <m>' line")
-    n = len(axes)
-    return PrgContent(
-        element=element, success=success, date=date,
-        max_error_percent=tuple(mx.get(j + 1, float("nan")) for j in range(max(n, len(mx)))),
-        mean_error_percent=tuple(mn.get(j + 1, float("nan")) for j in range(max(n, len(mn)))),
-        allowed_percent=float(ma.group(1)) if ma else 50.0,
-        cutoff_hz=float(mc.group(1)) if mc else float("nan"),
-        data_length=int(ml.group(1)) if ml else 0, raw_length=int(ml.group(2)) if ml else 0,
-        moving_samples=tuple(int(x[1]) for x in mv), thresholds=tuple(float(x[2]) for x in mv),
-        threshold_units=tuple(x[3] for x in mv),
-        parameters=params, axes=tuple(axes), viscous=visc, coulomb=coul, dynamic_model=model, properties=props,
-        torque_thresholds=thresholds, extra_parameters=extra, extra_units=extra_units, friction_model=fmodel,
-        stribeck_velocity=vs, friction_terms=fterms, exact_cutoff_hz=exact_cut, filter_order=order)
+    return {"parameters": params, "axes": tuple(axes), "viscous": visc, "coulomb": coul, "dynamic_model": model,
+            "properties": props, "torque_thresholds": thresholds}
 
 
 def read_prg(path: str | Path) -> PrgContent:
@@ -310,13 +374,14 @@ def model_values(content: PrgContent, model: Any, source: str = "<prg>") -> dict
     Raises
     ------
     FileFormatError
-        A parameter beyond softMC's slots is missing (a PRG the controller wrote holds only softMC's
-        slots), or a slot the model does not have holds a non-zero value.
+        A ``DynamicParameter`` slot of the model is missing (never taken as 0), a parameter beyond softMC's
+        slots is missing (a PRG the controller wrote holds only softMC's slots), or a slot the model does not
+        have holds a non-zero value.
 
     Warns
     -----
     UserWarning
-        Slots the model has but the PRG does not hold (they are taken as 0).
+        Non-zero slots beyond those of a model that describes only some of softMC's (``prg_slots``).
     """
     n_prg = getattr(model, "prg_slots", None) or max((p.slot for p in model.parameters), default=0)
     values: dict[str, float] = {}
@@ -326,8 +391,7 @@ def model_values(content: PrgContent, model: Any, source: str = "<prg>") -> dict
             if p.slot in content.parameters:
                 values[p.name] = content.parameters[p.slot] / prg_unit(model, p.name, p.unit)[1]
             else:
-                values[p.name] = 0.0
-                missing.append(f"[{p.slot}] {p.name}")
+                missing.append(p)
         elif p.name in content.extra_parameters:
             values[p.name] = float(content.extra_parameters[p.name])
         else:
@@ -345,13 +409,85 @@ def model_values(content: PrgContent, model: Any, source: str = "<prg>") -> dict
                           "describe; ignored", stacklevel=2)
         else:
             raise FileFormatError(
-                f"{source}: DynamicParameter[{unknown[0]}] = {content.parameters[unknown[0]]:g} but model "
+                f"{_at(content, source, f'DynamicParameter[{unknown[0]}]')}: DynamicParameter[{unknown[0]}] = "
+                f"{content.parameters[unknown[0]]:g} but model "
                 f"{model.name!r} has {n_prg} slots", hint="is the model the one of the PRG's element?",
                 options=("model",))
     if missing:
-        warnings.warn(f"{source}: the PRG holds no DynamicParameter {', '.join(missing)} of model {model.name!r}; "
-                      "taken as 0", stacklevel=2)
+        more = ", ".join(f"[{p.slot}] ({p.name})" for p in missing[1:4]) + (", ..." if len(missing) > 4 else "")
+        raise FileFormatError(
+            f"{source}: no line '{content.element}.DynamicParameter[{missing[0].slot}] = ...' ({missing[0].name} of "
+            f"model {model.name!r}){f', nor DynamicParameter {more}' if more else ''}: a PRG read as a model must "
+            "set every DynamicParameter slot of the model",
+            hint="use the complete PRG of the identification (or its result.json): a missing value is never taken as 0")
     bad = [k for k, v in values.items() if not math.isfinite(v)]
     if bad:
         raise FileFormatError(f"{source}: parameter {bad[0]} is not a finite number")
     return values
+
+
+def friction_values(content: PrgContent, friction: Any, sign: float, source: str = "<prg>") -> list[float]:
+    """The physical coefficients ``(n_params,)`` of ``friction`` held by a PRG: ``ViscousFriction`` and
+    ``CoulombFriction`` (softMC's sign × ``sign``) and dynid's ``Friction term`` comment lines.
+
+    Parameters
+    ----------
+    content : PrgContent
+    friction : FrictionModel
+        Over the PRG's axes (in the order of ``content.axes``); its terms say which lines are needed.
+    sign : float
+        The PRG's friction sign (softMC: −1).
+    source : str
+        The file, for messages.
+
+    Raises
+    ------
+    FileFormatError
+        A line the friction model needs is missing (never taken as 0), or a line holds a non-zero value of a
+        term the friction model does not have (it would be dropped). The message names the line.
+    """
+    axes, spec = content.axes, friction.spec
+    by_term: dict[str, list] = {}
+    for term, prop, held in (("viscous", "ViscousFriction", content.viscous),
+                             ("coulomb", "CoulombFriction", content.coulomb)):
+        if term not in friction.terms:
+            _unused(content, source, [(f"{a}.{prop}", v) for a, v in held.items()], spec)
+            continue
+        gone = [a for a in axes if a not in held]
+        if gone:
+            raise FileFormatError(
+                f"{source}: no line '{gone[0]}.{prop} = ...': friction model {spec!r} needs the {term} friction of "
+                f"every axis{f' ({len(gone)} axes lack it)' if len(gone) > 1 else ''}",
+                hint="use the complete PRG of the identification (or its result.json): a missing value is never "
+                     "taken as 0")
+        by_term[term] = [sign * held[a] for a in axes]
+    used = set(friction.suffixes) | set(friction.motor_terms)
+    for term, vals in content.friction_terms.items():
+        if term not in used:
+            _unused(content, source, [(f"Friction term '{term}'", v) for v in vals.values()], spec)
+            continue
+        owners = friction.motor_names if term.startswith("motor_") else axes
+        low = {k.lower(): v for k, v in vals.items()}
+        by_term[term] = [low.get(o.lower()) for o in owners]
+    theta = friction.flatten_terms(by_term)
+    lost = [friction.param_names[i] for i, v in enumerate(theta) if v is None]
+    if lost:
+        raise FileFormatError(f"{source}: no value for friction parameter {lost[0]} of model {spec!r}",
+                              hint="check the PRG's 'Friction term' comment lines: a missing value is never taken as 0")
+    return [float(v) for v in theta]
+
+
+def _unused(content: PrgContent, source: str, lines: list[tuple[str, float]], spec: str) -> None:
+    """Refuse a non-zero value on a line the friction model ``spec`` has no term for."""
+    for what, v in lines:
+        if v != 0.0:
+            raise FileFormatError(
+                f"{_at(content, source, what)}: {what} holds {v:g} but friction model {spec!r} has no such term "
+                "(the value would be dropped)",
+                hint="give the PRG's friction model in its 'dynid friction model' comment line, or set the value to 0")
+
+
+def _at(content: PrgContent, source: str, what: str) -> str:
+    """``file, line n`` of the line that sets ``what`` (``file`` when unknown)."""
+    n = content.line_numbers.get(what)
+    return source if n is None else f"{source}, line {n}"

@@ -4,6 +4,10 @@ function ROS 2 bags (:mod:`dynid.io.ros2`, extra ``ros``) and UR RTDE logs (:mod
 CSV layout: optional ``# key: value`` metadata lines, exactly one header row, comma-separated
 numbers. Columns by name, any order: ``t``, ``q1..qn``, ``tau1..taun``, optional ``dq1..dqn`` and
 ``ddq1..ddqn`` (``qd``/``qdd`` also accepted). Other columns are ignored.
+
+Units: a ``# units: si`` or ``# units: softmc`` metadata line (a Parquet file's ``units`` key) declares the
+position units; they are used when the caller gives none, and an explicit choice that contradicts them is an
+error, as is a value dynid does not know (:func:`recording_units`).
 """
 
 from __future__ import annotations
@@ -12,19 +16,23 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..errors import FileFormatError, InputDataError, MissingExtraError
-from ..recording import Recording
+from ..errors import ConfigError, FileFormatError, InputDataError, MissingExtraError
+from ..recording import Recording, check_values
 from ..models.transmission import Transmission
 from ..units import position_scale
 
-__all__ = ["read_recording", "read_preamble", "write_recording_csv", "MIN_SAMPLES"]
+__all__ = ["read_recording", "read_preamble", "recording_units", "write_recording_csv", "recording_csv", "MIN_SAMPLES",
+           "UNITS"]
 
 MIN_SAMPLES = 50
 """Fewest samples a recording may have (filtering, trimming and fitting need more in practice)."""
+
+UNITS = ("si", "softmc")
+"""Position units of a recording: SI (rad, m) or softMC user units (deg for rotary, mm for linear joints)."""
 
 _ALIASES = {"q": "q", "tau": "tau", "dq": "dq", "qd": "dq", "ddq": "ddq", "qdd": "ddq"}
 _COLUMN_RE = re.compile(r"^(q|tau|dq|qd|ddq|qdd)(\d+)$")
@@ -35,7 +43,7 @@ def read_recording(
     *,
     n_joints: int | None = None,
     joint_kinds: Sequence[str] | None = None,
-    units: str = "si",
+    units: str | None = None,
     require_tau: bool = False,
     use_derivatives: bool = True,
     transmission: Transmission | None = None,
@@ -55,8 +63,9 @@ def read_recording(
         Number of joints the model has. A file with more or fewer joints is rejected.
     joint_kinds : sequence of {"rotary", "linear"}, optional
         Needed for ``units="softmc"`` (deg for rotary, mm for linear joints).
-    units : {"si", "softmc"}
-        Units of positions, velocities and accelerations in the file. Torques are N·m / N in both.
+    units : {"si", "softmc"}, optional
+        Units of positions, velocities and accelerations in the file. Torques are N·m / N in both. Default:
+        the file's ``# units:`` metadata line, else ``"si"``; a given value the line contradicts is an error.
     require_tau : bool
         Whether torque columns must be present (an error naming the missing columns otherwise). By
         default they may be absent (a motion to predict); :meth:`dynid.Identifier.fit` and ``dynid
@@ -83,7 +92,10 @@ def read_recording(
     Raises
     ------
     FileFormatError
-        The file is missing, empty, not parseable, or lacks required columns.
+        The file is missing, empty, not parseable, or lacks required columns; its ``# units:`` line holds
+        a value dynid does not know.
+    ConfigError
+        ``units`` contradicts the file's ``# units:`` line.
     InputDataError
         The values are unusable: NaN/inf, time not increasing, too few samples, suspicious units.
     MissingExtraError
@@ -97,7 +109,7 @@ def read_recording(
         raise FileFormatError(f"{src}: no such file", hint="check the path of the recording")
     if path.is_dir() and not ros2.is_mcap(path):
         raise FileFormatError(f"{src}: is a directory, not a recording file")
-    if units not in ("si", "softmc"):
+    if units is not None and units not in UNITS:
         raise FileFormatError(f"units must be 'si' or 'softmc', got {units!r}")
     suffix = path.suffix.lower()
     if suffix == ".npz":
@@ -112,6 +124,7 @@ def read_recording(
                                     require_tau=require_tau)
     else:
         cols, meta = _read_csv(path)
+    units = recording_units(meta, units, src, path)
     rec = _assemble(cols, meta, src, n_joints, require_tau, use_derivatives)
     motor_q = transmission is not None and transmission.position == "motor"
     if transmission is not None:
@@ -132,6 +145,69 @@ def read_recording(
     if transmission is not None:
         rec = transmission.to_joint(rec)
     return rec
+
+
+def recording_units(meta: Mapping[str, str], units: str | None = None, src: str = "<recording>",
+                    path: str | os.PathLike | None = None) -> str:
+    """The position units a recording is read in: ``units`` when given, else its ``# units:`` metadata line,
+    else ``"si"``.
+
+    Parameters
+    ----------
+    meta : mapping of str to str
+        The file's metadata (``# key: value`` lines, a Parquet file's keys); ``units`` is the key read.
+    units : {"si", "softmc"}, optional
+        The caller's choice (``None``: not chosen).
+    src : str
+        The file, for messages.
+    path : path-like, optional
+        The text file, to name the line of ``# units:`` in messages.
+
+    Returns
+    -------
+    str
+        ``"si"`` or ``"softmc"``.
+
+    Raises
+    ------
+    FileFormatError
+        The metadata's units are neither ``si`` nor ``softmc`` (``deg``, ``furlongs``, ...).
+    ConfigError
+        ``units`` contradicts the metadata's.
+    """
+    key = next((k for k in meta if k.strip().lower() == "units"), None)
+    if key is None:
+        return units or "si"
+    declared = str(meta[key]).strip()
+    value = declared.lower()
+    if value in UNITS and units in (None, value):
+        return value
+    where, line = _units_line(src, path, key)
+    if value not in UNITS:
+        raise FileFormatError(
+            f"{where}: {line} declares units dynid does not know; accepted: 'si' (rad, m) or 'softmc' (deg for rotary, "
+            "mm for linear joints; torques are N m / N in both)",
+            hint="write the file's positions in one of those and declare it, or remove the line and give the units",
+            options=("units",))
+    raise ConfigError(
+        f"{where}: {line} contradicts the units {units!r} given for the file",
+        hint=f"drop the units (the file's, {value!r}, are used) or correct the file's line", options=("units",))
+
+
+def _units_line(src: str, path: str | os.PathLike | None, key: str) -> tuple[str, str]:
+    """``(file, line n)`` and the text of the metadata line ``key`` of a text file (the Parquet key otherwise)."""
+    if path is not None and Path(path).is_file():
+        try:
+            with open(path, encoding="utf-8-sig") as fh:
+                for n, line in enumerate(fh, start=1):
+                    s = line.strip()
+                    if s and not s.startswith("#"):
+                        break
+                    if s.startswith("#") and s[1:].partition(":")[0].strip() == key:
+                        return f"{src}, line {n}", repr(s)
+        except (OSError, UnicodeDecodeError):
+            pass
+    return src, f"metadata {key!r}"
 
 
 def _check_units(rec: Recording, kinds: Sequence[str], units: str, src: str) -> None:
@@ -157,7 +233,10 @@ def _check_units(rec: Recording, kinds: Sequence[str], units: str, src: str) -> 
 
 
 def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joints: int | None,
-              require_tau: bool, use_derivatives: bool) -> Recording:
+              require_tau: bool, use_derivatives: bool, *, min_samples: int = MIN_SAMPLES, first_row: int = 0,
+              previous_t: float | None = None) -> Recording:
+    """The recording of a file's columns (``first_row``, ``previous_t``: for a block of a longer file, the data rows
+    before it and the time of the last, so messages name the file's rows)."""
     if "t" not in cols:
         raise FileFormatError(f"{src}: no column 't' (time in seconds)",
                               hint=f"the header must name t, q1.., tau1..; found {_names(cols)}")
@@ -171,6 +250,9 @@ def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joi
         raise FileFormatError(f"{src}: no joint position columns q1, q2, ...", hint=f"found columns {_names(cols)}")
     expected = list(range(1, nq + 1))
     if sorted(groups["q"]) != expected:
+        if 0 in groups["q"] or 0 in groups["tau"]:
+            raise FileFormatError(f"{src}: columns are numbered from 0 ({'q0' if 0 in groups['q'] else 'tau0'}); "
+                                  "dynid numbers joints from 1", hint="rename the columns q1..qn, tau1..taun")
         missing = sorted(set(range(1, max(groups["q"]) + 1)) - set(groups["q"]))
         raise FileFormatError(f"{src}: position columns are not numbered 1..n: column q{missing[0]} is missing",
                               hint="name the position columns q1, q2, ... without gaps")
@@ -209,9 +291,11 @@ def _assemble(cols: dict[str, np.ndarray], meta: dict[str, str], src: str, n_joi
     dq = stack("dq", False) if use_derivatives else None
     ddq = stack("ddq", False) if use_derivatives and dq is not None else None
     t = cols["t"]
-    if t.shape[0] < MIN_SAMPLES:
+    if t.shape[0] < min_samples:
         raise InputDataError(f"{src}: only {t.shape[0]} samples; at least {MIN_SAMPLES} are needed",
                              hint="record longer (several cycles of every joint)")
+    if first_row or previous_t is not None:
+        check_values({"t": t, "q": q, "tau": tau, "qd": dq, "qdd": ddq}, src, first_row, previous_t)
     return Recording(t, q, tau, dq, ddq, meta, src)
 
 
@@ -323,8 +407,8 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     return cols, meta
 
 
-def _locate_bad_row(body: list[str], header: list[str], src: str) -> None:
-    for r, line in enumerate(body, start=1):
+def _locate_bad_row(body: list[str], header: list[str], src: str, first_row: int = 0) -> None:
+    for r, line in enumerate(body, start=first_row + 1):
         fields = line.split(",")
         if len(fields) != len(header):
             raise FileFormatError(f"{src}: data row {r} has {len(fields)} fields but the header has {len(header)}",
@@ -404,9 +488,15 @@ def _read_parquet(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
 
 
 def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[str, str] | None = None) -> None:
-    """Write a recording as CSV (SI units) in the layout :func:`read_recording` reads."""
+    """Write a recording as CSV (SI units) in the layout :func:`read_recording` reads, with its metadata and ``meta``
+    as ``# key: value`` lines (the recording's ``units`` as ``si``: it holds SI values)."""
     from .._atomic import atomic_write_text
 
+    atomic_write_text(path, recording_csv(rec, meta=meta))
+
+
+def recording_csv(rec: Recording, *, meta: dict[str, str] | None = None) -> str:
+    """A recording as the CSV text :func:`write_recording_csv` writes."""
     n = rec.n_joints
     names = ["t"] + [f"q{j + 1}" for j in range(n)]
     arrays = [rec.t[:, None], rec.q]
@@ -420,8 +510,10 @@ def write_recording_csv(path: str | os.PathLike, rec: Recording, *, meta: dict[s
         names += [f"ddq{j + 1}" for j in range(n)]
         arrays.append(rec.qdd)
     buf = io.StringIO()
-    for k, v in {**dict(rec.meta), **(meta or {})}.items():
+    # the recording is SI whatever units it was read in (its metadata's ``units``); ``meta`` is the caller's word
+    kept = {k: ("si" if k.strip().lower() == "units" else v) for k, v in rec.meta.items()}
+    for k, v in {**kept, **(meta or {})}.items():
         buf.write(f"# {k}: {v}\n")
     buf.write(",".join(names) + "\n")
     np.savetxt(buf, np.hstack(arrays), delimiter=",", fmt="%.10g")
-    atomic_write_text(path, buf.getvalue())
+    return buf.getvalue()

@@ -200,13 +200,17 @@ class _Sample(NamedTuple):
 
 
 def _decode(path: Path, bag: dict, topic: str, factory, make_reader) -> list[_Sample]:
-    """The messages of ``topic`` in one file. JointState's CDR is parsed directly (numpy views of the
-    arrays) when that gives what mcap-ros2-support's decoder gives for the channel's first message;
-    otherwise, and for any message it cannot parse, the decoder of mcap-ros2-support is used."""
+    """The messages of ``topic`` in one file (:func:`messages`, as a list)."""
+    return list(messages(path, bag, topic, factory, make_reader))
+
+
+def messages(path: Path, bag: dict, topic: str, factory, make_reader):
+    """The messages of ``topic`` in one file, one :class:`_Sample` at a time. JointState's CDR is parsed directly
+    (numpy views of the arrays) when that gives what mcap-ros2-support's decoder gives for the channel's first
+    message; otherwise, and for any message it cannot parse, the decoder of mcap-ros2-support is used."""
     if topic not in bag["topics"]:
-        return []
+        return
     src = str(path)
-    out = []
     decoders: dict[int, Any] = {}
     fast: dict[int, bool] = {}
     k = 0
@@ -225,13 +229,12 @@ def _decode(path: Path, bag: dict, topic: str, factory, make_reader) -> list[_Sa
                     decoders[ch.id] = dec
                     fast[ch.id] = _same(_parse_cdr(message.data, 0), _from_decoded(dec(message.data), 0))
                 sample = _parse_cdr(message.data, int(message.log_time)) if fast[ch.id] else None
-                out.append(sample if sample is not None else _from_decoded(dec(message.data), int(message.log_time)))
+                yield sample if sample is not None else _from_decoded(dec(message.data), int(message.log_time))
     except FileFormatError:
         raise
     except Exception as err:  # CDR/MCAP decoding errors of every kind
         raise FileFormatError(f"{src}, topic {topic}: message {k} cannot be decoded ({type(err).__name__}: {err})",
                               hint="the bag is damaged or its JointState schema is not the ROS 2 one") from err
-    return out
 
 
 def _from_decoded(msg: Any, log_ns: int) -> _Sample:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from ..errors import ConfigError, FileFormatError
 
-__all__ = ["read_rtde", "is_rtde_header"]
+__all__ = ["read_rtde", "is_rtde_header", "rtde_layout", "RtdeLayout"]
 
 _SPLIT = re.compile(r"[,;\s]+")
 _VECTOR = re.compile(r"^(actual_q|actual_qd|target_moment|actual_current)_(\d+)$")
@@ -74,6 +75,61 @@ def read_rtde(path: str | os.PathLike, preamble: tuple[dict[str, str], str | Non
     ConfigError
         Torques are needed, the log has only currents, and no (or the wrong number of) torque constants.
     """
+    layout = rtde_layout(path, preamble, torque_constants=torque_constants, n_joints=n_joints,
+                         require_tau=require_tau)
+    data = _numbers(Path(path), layout.delimiter, layout.skip, layout.cols_at, layout.want, layout.n_cols)
+    t = data[:, 0]
+    order = np.argsort(t, kind="stable")
+    backwards = int((np.diff(t) < 0).sum())
+    t_sorted = t[order]
+    keep = order[np.r_[True, np.diff(t_sorted) > 0]]
+    if backwards or keep.size < t.size:
+        warnings.warn(f"{path}: " + "; ".join(x for x in (
+            f"{backwards} rows out of time order were sorted" if backwards else "",
+            f"{t.size - keep.size} rows repeating a time stamp were dropped" if keep.size < t.size else "") if x),
+            stacklevel=3)
+    return layout.columns(data[keep]), layout.meta
+
+
+@dataclass(frozen=True)
+class RtdeLayout:
+    """Where an RTDE log's columns are: the header's ``delimiter`` (None: whitespace), the lines before the data
+    (``skip``), the header's ``n_cols``, the columns read (``cols_at``, named ``want``: the time, then q, dq and the
+    torque source per joint), the joints ``n``, the torque source (``torque``: ``target_moment``,
+    ``actual_current`` or None) and its ``constants``, the metadata."""
+
+    delimiter: str | None
+    skip: int
+    n_cols: int
+    cols_at: list
+    want: list
+    n: int
+    has_qd: bool
+    torque: str | None
+    constants: np.ndarray | None
+    meta: dict
+
+    def columns(self, data: np.ndarray) -> dict[str, np.ndarray]:
+        """The recording's columns (``t``, ``q1..``, ``dq1..``, ``tau1..``, SI) of rows of the ``cols_at`` numbers."""
+        n = self.n
+        cols = {"t": data[:, 0]}
+        k = 1
+        for prefix, present in (("q", True), ("dq", self.has_qd), ("tau", self.torque is not None)):
+            if not present:
+                continue
+            block = data[:, k:k + n]
+            if prefix == "tau" and self.torque == "actual_current":
+                block = block * self.constants
+            for j in range(n):
+                cols[f"{prefix}{j + 1}"] = block[:, j]
+            k += n
+        return cols
+
+
+def rtde_layout(path: str | os.PathLike, preamble: tuple[dict[str, str], str | None, int], *,
+                torque_constants: Sequence[float] | None = None, n_joints: int | None = None,
+                require_tau: bool = False) -> RtdeLayout:
+    """The :class:`RtdeLayout` of an RTDE log's header (the checks of :func:`read_rtde`)."""
     path = Path(path)
     src = str(path)
     meta, header, skip = _header(path, preamble)
@@ -122,34 +178,11 @@ def read_rtde(path: str | os.PathLike, preamble: tuple[dict[str, str], str | Non
         want += [f"actual_qd_{j}" for j in range(n)]
     if torque is not None:
         want += [f"{torque}_{j}" for j in range(n)]
-    cols_at = [names.index(w) for w in want]
-    data = _numbers(path, delimiter, skip, cols_at, want, len(names))
-    t = data[:, 0]
-    order = np.argsort(t, kind="stable")
-    backwards = int((np.diff(t) < 0).sum())
-    t_sorted = t[order]
-    keep = order[np.r_[True, np.diff(t_sorted) > 0]]
-    if backwards or keep.size < t.size:
-        warnings.warn(f"{src}: " + "; ".join(x for x in (
-            f"{backwards} rows out of time order were sorted" if backwards else "",
-            f"{t.size - keep.size} rows repeating a time stamp were dropped" if keep.size < t.size else "") if x),
-            stacklevel=3)
-    data = data[keep]
-    cols = {"t": data[:, 0]}
-    k = 1
-    for prefix, present in (("q", True), ("dq", "actual_qd" in groups), ("tau", torque is not None)):
-        if not present:
-            continue
-        block = data[:, k:k + n]
-        if prefix == "tau" and torque == "actual_current":
-            block = block * constants
-        for j in range(n):
-            cols[f"{prefix}{j + 1}"] = block[:, j]
-        k += n
     meta = {**meta, "format": "ur-rtde"}
     if torque is not None:
         meta["torque"] = ("actual_current x torque_constants" if torque == "actual_current" else "target_moment")
-    return cols, meta
+    return RtdeLayout(delimiter, skip, len(names), [names.index(w) for w in want], want, n, "actual_qd" in groups,
+                      torque, constants, meta)
 
 
 def _header(path: Path, preamble: tuple[dict[str, str], str | None, int]) -> tuple[dict[str, str], str, int]:

@@ -20,9 +20,12 @@ Sources of the chain, in this order:
    is stored in the configuration under ``chain``, so ``result.json`` rebuilds the model without the
    file or a URDF parser;
 2. ``chain`` (a chain description, see :mod:`._urdf`);
-3. ``dh`` (+ ``convention``, ``links`` priors);
-4. nothing: a built-in PUMA 560 in standard DH with the link values of Corke's ``mdl_puma560``
-   (Corke & Armstrong-Hélouvry 1994), so ``make_model("serial")`` works.
+3. ``dh`` (+ ``convention``, ``links`` priors).
+
+Without one of them the model is a :class:`~dynid.errors.ConfigError` naming ``urdf``: a robot is never
+guessed. :meth:`Serial.example` (``dynid models``, the conformance tests) is a PUMA 560 in standard DH with the
+link values of Corke's ``mdl_puma560`` (Corke & Armstrong-Hélouvry 1994), :data:`PUMA560_CONFIG` its
+configuration.
 
 Gravity acts along ``gravity_direction`` (base frame, default ``[0, 0, -1]``) with magnitude
 ``gravity``. A fixed base rotation (e.g. a ceiling mount) is expressed through that direction.
@@ -62,7 +65,7 @@ from .counterbalance import PARAMETERS as _CB_PARAMETERS
 from .counterbalance import Counterbalance, parse_counterbalances
 from .registry import register_model
 
-__all__ = ["Serial", "PUMA560_DH"]
+__all__ = ["Serial", "PUMA560_DH", "PUMA560_CONFIG"]
 
 _UNITS = {"m": "kg", "mx": "kg m", "my": "kg m", "mz": "kg m"}
 _DESCRIPTIONS = {
@@ -90,6 +93,8 @@ _PUMA560_LINKS: tuple[dict[str, Any], ...] = (
     {"mass": 0.34, "com": [0, 0, 0], "inertia": [0.3e-3, 0, 0, 0.4e-3, 0, 0.3e-3]},
     {"mass": 0.09, "com": [0, 0, 0.032], "inertia": [0.15e-3, 0, 0, 0.15e-3, 0, 0.04e-3]},
 )
+#: The configuration of the built-in example (:meth:`Serial.example`): the PUMA 560's DH table and link priors.
+PUMA560_CONFIG: dict[str, Any] = {"dh": [dict(r) for r in PUMA560_DH], "links": [dict(k) for k in _PUMA560_LINKS]}
 
 
 @register_model
@@ -163,8 +168,9 @@ class Serial(DynamicModel):
         elif "dh" in opts:
             chain = dh_chain(opts["dh"], opts.get("convention", "standard"), opts.get("links"))
         else:
-            chain = dh_chain(PUMA560_DH, "standard", _PUMA560_LINKS)
-            chain["robot"] = "puma560 (built-in default)"
+            raise ConfigError("model 'serial' needs the robot: a URDF file or a DH table ('dh' in the configuration); "
+                              "none was given", hint="give the robot's URDF, or a dh table in the configuration",
+                              options=("urdf", "config"))
         self.chain = chain
         elements, self._C, self._q_offset, actuated = chain_elements(chain)
         self._compiled = compile_chain(elements)
@@ -192,6 +198,13 @@ class Serial(DynamicModel):
             self.prefer_dependent = tuple(f"{cb.name}.k" for cb in self.counterbalances if cb.kind == "spring")
         self._gravity_vec = self.gravity * _unit(opts.get("gravity_direction", [0.0, 0.0, -1.0]), "gravity_direction")
         self._payload_pi = self._payload_parameters(opts.get("payload_com", [0.0, 0.0, 0.0]))
+
+    @classmethod
+    def example(cls) -> "Serial":
+        """The built-in example robot, a PUMA 560 (standard DH, :data:`PUMA560_CONFIG`): never a default."""
+        model = cls({k: [dict(r) for r in v] for k, v in PUMA560_CONFIG.items()})
+        model.chain["robot"] = "puma560 (built-in example)"
+        return model
 
     # ------------------------------------------------------------------ dynamics
     def _regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:

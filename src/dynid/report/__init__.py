@@ -9,7 +9,7 @@ dependency; ``--figures DIR`` exports the same figures as PNG with matplotlib (e
 """
 
 from ._data import ReportData, Validation, load_report_data
-from ._report import REPORT_NAME, render_report, write_figures, write_report, write_validation_report
+from ._report import REPORT_NAME, render_report, report_files, write_figures, write_report, write_validation_report
 
 __all__ = ["render_report", "write_report", "write_figures", "write_validation_report", "load_report_data",
-           "ReportData", "Validation", "REPORT_NAME"]
+           "ReportData", "Validation", "REPORT_NAME", "report_files"]

@@ -83,7 +83,9 @@ class ReportData:
     result : the ``result.json`` dictionary ; result_path : its path ;
     rec_path : the ``IDNT<group>.REC`` read, or None when absent ;
     t : (N,) [s] or None ; signals : REC signal name -> (N, n_joints), SI, empty without REC ;
-    notes : what could not be read (shown in the report)
+    notes : what could not be read (shown in the report) ;
+    shown_dir : the folder the report names for these files, where they were read from elsewhere (a run's
+    outputs staged before they are committed); None: where they were read
     """
 
     result: Mapping[str, Any]
@@ -92,6 +94,19 @@ class ReportData:
     t: np.ndarray | None = None
     signals: Mapping[str, np.ndarray] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    shown_dir: Path | None = None
+
+    @property
+    def shown_result_path(self) -> Path:
+        """``result_path`` as the report names it."""
+        return self.result_path if self.shown_dir is None else self.shown_dir / self.result_path.name
+
+    @property
+    def shown_rec_path(self) -> Path | None:
+        """``rec_path`` as the report names it."""
+        if self.rec_path is None or self.shown_dir is None:
+            return self.rec_path
+        return self.shown_dir / self.rec_path.name
 
     @property
     def joint_names(self) -> list[str]:
@@ -207,13 +222,15 @@ def _stick_windows(data: ReportData) -> np.ndarray:
     return out
 
 
-def load_report_data(path: str | Path) -> ReportData:
+def load_report_data(path: str | Path, *, shown_dir: str | Path | None = None) -> ReportData:
     """Read a result folder (or its ``result.json``) and the REC beside it.
 
     Parameters
     ----------
     path : str or Path
         The folder ``dynid identify --out`` wrote, or the ``result.json`` in it.
+    shown_dir : str or Path, optional
+        The folder the report names for them (``path`` being where a run's outputs are staged).
 
     Returns
     -------
@@ -228,6 +245,7 @@ def load_report_data(path: str | Path) -> ReportData:
         match it.
     """
     rpath, result = read_result_json(path)
+    shown = None if shown_dir is None else Path(shown_dir)
     missing = [k for k in REQUIRED_KEYS if k not in result]
     if missing:
         raise FileFormatError(f"{rpath}: result.json has no {', '.join(repr(k) for k in missing)}",
@@ -240,7 +258,7 @@ def load_report_data(path: str | Path) -> ReportData:
     if rec is None:
         note = (f"IDNT{group}.REC was not found beside {rpath.name}: the plots of the recorded signals and the "
                 "evidence plots are left out")
-        return ReportData(result, rpath, notes=(note,))
+        return ReportData(result, rpath, notes=(note,), shown_dir=shown)
     try:
         _, t, channels = read_rec(rec)
     except FileFormatError:
@@ -251,4 +269,4 @@ def load_report_data(path: str | Path) -> ReportData:
     if channels["tfb"].shape[1] != n:
         raise FileFormatError(f"{rec}: {channels['tfb'].shape[1]} joints recorded but {rpath.name} has {n}",
                               hint="keep the REC and result.json of one run together")
-    return ReportData(result, rpath, rec, t, channels)
+    return ReportData(result, rpath, rec, t, channels, shown_dir=shown)

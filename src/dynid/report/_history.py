@@ -22,11 +22,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..io.outputs import HISTORY_SUFFIX, report_files
 from ._spec import COLORS, FigureSpec, Panel, Trace
 
 __all__ = ["history_figure", "history_html", "history_path", "history_bytes", "stored_history", "HISTORY_SUFFIX"]
 
-HISTORY_SUFFIX = ".history.json"
 MAX_RUNS = 40      # runs listed in the table (the latest)
 MAX_LINES = 6      # parameters drawn in the figure
 _PALETTE = (COLORS["error"], COLORS["model"], COLORS["good"], COLORS["limit"], COLORS["threshold"], COLORS["accent"])
@@ -166,8 +166,7 @@ def history_html(view: Mapping[str, Any] | None, figure_html: str = "") -> str:
 
 def history_path(report: str | Path) -> Path:
     """Where the history shown in ``report`` is kept: ``report.history.json`` beside ``report.html``."""
-    report = Path(report)
-    return report.with_name(report.stem + HISTORY_SUFFIX)
+    return report_files(report)[2]
 
 
 def fingerprint(result_path: Path) -> str:

@@ -286,8 +286,8 @@ def _step_html(data: ReportData, st: Step) -> str:
 def _usage(data: ReportData) -> str:
     """How to use a model that passed: load the PRG, validate, feed-forward, monitor (exact commands)."""
     r = data.result
-    folder = data.result_path.parent
-    res = shlex.quote(str(folder / data.result_path.name))
+    folder = data.shown_result_path.parent
+    res = shlex.quote(str(data.shown_result_path))
     group = r.get("group", 1)
     prg = shlex.quote(str(folder / f"IDNT{group}.PRG"))
     slots = [i for i in (r["parameters"].get("index") or []) if isinstance(i, int)]
@@ -613,15 +613,15 @@ def condition_explained(data: ReportData) -> str:
 
 def _files(data: ReportData) -> str:
     r = data.result
-    items = [f"<li><code>{_e(data.result_path)}</code></li>"]
+    items = [f"<li><code>{_e(data.shown_result_path)}</code></li>"]
     if data.rec_path:
-        items.append(f"<li><code>{_e(data.rec_path)}</code></li>")
+        items.append(f"<li><code>{_e(data.shown_rec_path)}</code></li>")
     src = (r.get("source") or {}).get("recording")
     notes = "".join(f'<p class="note">{_e(n)}.</p>' for n in data.notes)
     return (f'<footer id="files"><h2>Files</h2>{notes}<p>Rendered from:</p><ul>{"".join(items)}</ul>'
             f"<p>Recording: <code>{_e(src or '—')}</code>. Identified {_e(r.get('created', '—'))} with dynid "
             f"{_e(r.get('dynid_version', '—'))}; report by dynid {_e(__version__)}. Re-render with "
-            f"<code>dynid report {_e(data.result_path.parent)}</code>.</p></footer>")
+            f"<code>dynid report {_e(data.shown_result_path.parent)}</code>.</p></footer>")
 
 
 CSS = """

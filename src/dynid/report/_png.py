@@ -12,7 +12,7 @@ from typing import Iterable
 import numpy as np
 
 from ..errors import MissingExtraError
-from .._atomic import commit_files
+from .._atomic import Staging, commit_files
 from ._spec import FigureSpec, Panel, Trace, diverging_color
 from ._svg import cell_labels, panel_limits
 
@@ -116,9 +116,15 @@ def figure_png(fig: FigureSpec, dpi: int = 150) -> bytes:
     return buf.getvalue()
 
 
-def write_pngs(figures: Iterable[FigureSpec], out_dir: str | Path, dpi: int = 150) -> list[Path]:
-    """Write ``<name>.png`` for every figure into ``out_dir`` (atomically, all or none)."""
+def write_pngs(figures: Iterable[FigureSpec], out_dir: str | Path, dpi: int = 150, *,
+               staging: Staging | None = None) -> list[Path]:
+    """Write ``<name>.png`` for every figure into ``out_dir`` (atomically, all or none; ``staging``: staged there,
+    for the caller to commit)."""
     out = Path(out_dir)
     files = {out / f"{fig.name}.png": figure_png(fig, dpi) for fig in figures}
-    commit_files(files)
+    if staging is None:
+        commit_files(files)
+    else:
+        for path, data in files.items():
+            staging.write(path, data)
     return list(files)

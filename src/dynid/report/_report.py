@@ -15,16 +15,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._atomic import commit_files
+from .._atomic import Staging
+from ..fitted import RESULT_FILE
+from ..io.outputs import REPORT_NAME, report_files
 from ._data import ReportData, Validation, load_report_data
 from ._history import history_bytes, history_path, stored_history
 from ._html import build_figures, render_html
 
 __all__ = ["render_report", "write_report", "write_figures", "write_validation_report", "validation_path",
-           "REPORT_NAME"]
+           "report_files", "REPORT_NAME"]
 
-REPORT_NAME = "report.html"
-VALIDATION_SUFFIX = ".validation.npz"
 
 
 def _data(result_dir: str | Path | ReportData) -> ReportData:
@@ -72,7 +72,7 @@ def render_report(result_dir: str | Path | ReportData, *, validation: Validation
 
 def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, *, out: str | Path | None = None,
                  validation: Validation | None = None, dpi: int = 150, history: Any = None,
-                 progress: Callable[[str, float], None] | None = None) -> Path:
+                 staging: Staging | None = None, progress: Callable[[str, float], None] | None = None) -> Path:
     """Write ``report.html`` into the result folder (or to ``out``), and PNG figures into ``figures_dir``.
 
     Parameters
@@ -90,13 +90,17 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
     history : mapping, optional
         The robot's runs in a registry (:meth:`dynid.fleet.registry.Registry.history_view`), shown in a
         "Robot history" section and kept beside the report (``report.history.json``) like a validation.
+    staging : Staging, optional
+        Stage the report (and its figures) there, for the caller to commit with the run it shows: a
+        ``result.json`` (and REC) staged there and not yet committed is what the report reads. Default: written
+        here.
     progress : callable(stage, fraction), optional
         Called as the report is made (reading the REC, the figures, the PNGs, the page).
 
     Returns
     -------
     Path
-        The report written (atomically: temporary file, then rename).
+        The report (written atomically, with its companions: an error or interrupt leaves the earlier ones).
 
     Raises
     ------
@@ -104,6 +108,8 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
         No readable ``result.json``.
     MissingExtraError
         ``figures_dir`` given but matplotlib is not installed.
+    OutputError
+        The report cannot be written (a full disk, a read-only folder).
 
     Notes
     -----
@@ -112,43 +118,54 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
     (re-rendering keeps every section); one from another identification is removed with the report
     it belonged to.
     """
+    if staging is None:
+        with Staging() as own:
+            path = write_report(result_dir, figures_dir, out=out, validation=validation, dpi=dpi, history=history,
+                                staging=own, progress=progress)
+            own.commit()
+        return path
     step = progress or (lambda stage, fraction: None)
     step("reading the result and the REC", 0.0)
-    data = load_report_data(result_dir)
+    data = _staged_data(result_dir, staging)
     step("the figures", 0.4)
-    path = Path(out) if out is not None else data.result_path.parent / REPORT_NAME
+    path = Path(out) if out is not None else data.shown_result_path.parent / REPORT_NAME
     stored = validation_path(path)
-    files: dict[Path, bytes] = {}
-    stale = False
     if validation is not None:
-        files[stored] = _validation_bytes(validation, data)
+        staging.write(stored, _validation_bytes(validation, data))
     else:
         validation, data, stale = _stored_validation(stored, data)
-    kept, history_stale = history_path(path), False
+        if stale:
+            staging.remove(stored)  # the validation of a report replaced by one without it
+    kept = history_path(path)
     if history is not None:
-        files[kept] = history_bytes(history, data.result_path)
+        staging.write(kept, history_bytes(history, data.result_path))
     else:
         history, history_stale = stored_history(kept, data.result_path)
+        if history_stale:
+            staging.remove(kept)    # likewise the robot history
     figs = build_figures(data, validation)
     if figures_dir is not None:
         from ._png import write_pngs
 
         step("the PNG figures", 0.6)
-        write_pngs(figs.all(), figures_dir, dpi=dpi)
+        write_pngs(figs.all(), figures_dir, dpi=dpi, staging=staging)
     step("the page", 0.8)
-    files[path] = render_html(data, figs, validation, history).encode("utf-8")
-    commit_files(files)
-    if stale:
-        stored.unlink(missing_ok=True)  # the validation of a report just replaced by one without it
-    if history_stale:
-        kept.unlink(missing_ok=True)  # likewise the robot history
+    staging.write(path, render_html(data, figs, validation, history).encode("utf-8"))
     return path
+
+
+def _staged_data(result_dir: str | Path, staging: Staging) -> ReportData:
+    """The report data of ``result_dir`` — read from ``staging`` where its result.json is staged there."""
+    rpath = Path(result_dir)
+    rpath = rpath / RESULT_FILE if rpath.is_dir() else rpath
+    if staging.holds(rpath):
+        return load_report_data(staging.staged(rpath), shown_dir=rpath.parent)
+    return load_report_data(result_dir)
 
 
 def validation_path(report: str | Path) -> Path:
     """Where the validation shown in ``report`` is kept: ``report.validation.npz`` beside ``report.html``."""
-    report = Path(report)
-    return report.with_name(report.stem + VALIDATION_SUFFIX)
+    return report_files(report)[1]
 
 
 def _fingerprint(data: ReportData) -> str:
@@ -200,7 +217,7 @@ def write_figures(result_dir: str | Path, figures_dir: str | Path, *, validation
 
 
 def write_validation_report(result_json: str | Path, prediction: Any, out: str | Path, *, source: str = "",
-                            figures_dir: str | Path | None = None) -> Path:
+                            figures_dir: str | Path | None = None, staging: Staging | None = None) -> Path:
     """The report of a validation run (``dynid predict RESULT.json REC --report FILE``).
 
     The identification report of ``result_json`` (its REC is used when it is beside it) with a
@@ -218,6 +235,8 @@ def write_validation_report(result_json: str | Path, prediction: Any, out: str |
         Name of the validation recording, shown in the report.
     figures_dir : str or Path, optional
         Also write the figures as PNG (extra ``report``).
+    staging : Staging, optional
+        Stage the report there, for the caller to commit with its other outputs.
 
     Returns
     -------
@@ -225,4 +244,5 @@ def write_validation_report(result_json: str | Path, prediction: Any, out: str |
         ``out``; the validation's data are kept at :func:`validation_path` of it, so that
         ``dynid report`` re-renders the page with its validation section.
     """
-    return write_report(result_json, figures_dir, out=out, validation=Validation.from_prediction(prediction, source))
+    return write_report(result_json, figures_dir, out=out, validation=Validation.from_prediction(prediction, source),
+                        staging=staging)

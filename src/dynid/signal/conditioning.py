@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
-           "lowpass", "butterworth_filtfilt", "fft_length"]
+           "lowpass", "butterworth_filtfilt", "fft_length", "Filtered", "filter_signals", "Gate", "gate_of", "gate_from",
+           "gate_rows", "stick_velocity", "stick_threshold", "stick_cutoff"]
 
 
 STICK_FACTOR = 3.0
@@ -132,6 +133,9 @@ class ConditioningOptions:
             raise ConfigError(f"filter_order must be >= 1, got {self.filter_order}")
         if self.trim is not None and self.trim < 0:
             raise ConfigError(f"trim must be >= 0 samples, got {self.trim}")
+        if not math.isfinite(self.torque_delay_s):
+            raise ConfigError(f"the torque delay must be a finite time in seconds, got {self.torque_delay_s!r}",
+                              options=("torque_delay",))
 
 
 @dataclass(frozen=True)
@@ -338,10 +342,27 @@ def _central_second(x: np.ndarray, dt: float) -> np.ndarray:
 def _stick_velocity(q_raw: np.ndarray, cutoff: float, dt: float, order: int, keep: slice):
     """What :func:`_stick` needs of the positions alone: the velocity filtered at 4x the cutoff over the kept
     samples, and its threshold per joint (independent of the rest of the conditioning)."""
-    hi = min(4.0 * cutoff, 0.4 / dt)
-    v = _central_first(lowpass(q_raw, hi, dt, order), dt)
-    noise = _noise_std(v, hi, dt)
-    return v[keep], np.maximum(0.01 * np.abs(v[keep]).max(axis=0), 2.0 * noise)
+    v = stick_velocity(q_raw, cutoff, dt, order)
+    return v[keep], stick_threshold(v, keep, cutoff, dt)
+
+
+def stick_velocity(q_raw: np.ndarray, cutoff: float, dt: float, order: int) -> np.ndarray:
+    """The velocity the stick detection judges (every row of ``q_raw``): the positions filtered at 4x the cutoff
+    (below 0.4 fs), central differences."""
+    hi = stick_cutoff(cutoff, dt)
+    return _central_first(lowpass(q_raw, hi, dt, order), dt)
+
+
+def stick_cutoff(cutoff: float, dt: float) -> float:
+    """The cutoff of :func:`stick_velocity` [Hz]."""
+    return min(4.0 * cutoff, 0.4 / dt)
+
+
+def stick_threshold(v: np.ndarray, keep: slice, cutoff: float, dt: float) -> np.ndarray:
+    """Per joint, the stick velocity ``v`` (all rows) below which a joint is slow: 1 % of its peak over the kept
+    rows, at least twice its noise."""
+    noise = _noise_std(v, stick_cutoff(cutoff, dt), dt)
+    return np.maximum(0.01 * np.abs(v[keep]).max(axis=0), 2.0 * noise)
 
 
 def _stick(velocity: tuple[np.ndarray, np.ndarray], qdd: np.ndarray, keep: slice, cutoff: float, dt: float):
@@ -400,6 +421,106 @@ def _velocity_noise(qd: np.ndarray, q: np.ndarray, cutoff: float, dt: float, qd_
         band = max(0.5 * cutoff, 2.0 * motion_bandwidth(q[:, [j]], dt))
         noise[j] = _noise_std(qd[:, [j]], 2.0 * band, dt)[0]
     return noise
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """The filtered signals of some consecutive rows (one row out per row in, nothing trimmed), SI units.
+
+    q, qd, qdd : (M, n_joints) ; tau : (M, n_joints) or None ; sign : (M, n_joints + n_directions) the Coulomb
+    columns' sign (smoothed when ``smooth_sign``) ; stick_v : (M, n_joints) the stick detection's velocity
+    (:func:`stick_velocity`), None when the options do not detect sticks
+    """
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray | None
+    sign: np.ndarray
+    stick_v: np.ndarray | None
+
+
+def filter_signals(q_in: np.ndarray, tau: np.ndarray | None, qd_in: np.ndarray | None, qdd_in: np.ndarray | None, *,
+                   cutoff: float, dt: float, options: ConditioningOptions, pool: Executor | None = None) -> Filtered:
+    """Steps 2–3 (and step 6's velocity) on rows on the uniform grid: zero-phase low-pass of positions and torques,
+    derivatives (or the measured ones filtered), the Coulomb columns' sign. ``pool``: an idle worker for the torque's
+    filter and the stick velocity meanwhile (the same numbers)."""
+    order = options.filter_order
+    n = q_in.shape[1]
+
+    def torque_and_stick():                 # what needs neither the filtered positions nor the velocity
+        return (lowpass(tau, cutoff, dt, order) if tau is not None else None,
+                stick_velocity(q_in, cutoff, dt, order) if options.detect_stick else None)
+
+    aside = pool.submit(torque_and_stick) if pool is not None else None     # (on an idle worker meanwhile)
+    q_f = lowpass(q_in, cutoff, dt, order)
+    if options.use_recorded_derivatives and qd_in is not None:
+        qd = lowpass(qd_in, cutoff, dt, order)
+        qdd = lowpass(qdd_in, cutoff, dt, order) if qdd_in is not None else _central_first(qd, dt)
+    else:
+        qd = _central_first(q_f, dt)
+        qdd = _central_second(q_f, dt)
+    sgn = np.sign(qd)
+    if options.sign_directions:
+        U = np.array(options.sign_directions, dtype=float).reshape(-1, n)
+        sgn = np.concatenate([sgn, np.sign(qd @ U.T)], axis=1)
+    if options.smooth_sign:
+        sgn = lowpass(sgn, cutoff, dt, order)
+    tau_f, v = aside.result() if aside is not None else torque_and_stick()
+    return Filtered(q_f, qd, qdd, tau_f, sgn, v)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What step 5 (and 6) decide from the whole recording, per joint: the velocity ``threshold`` and ``upper``
+    threshold (None: none), the velocity ``noise`` behind the default threshold, and the stick detection's
+    threshold on :func:`stick_velocity` (None when sticks are not detected)."""
+
+    threshold: np.ndarray
+    upper: np.ndarray | None
+    noise: np.ndarray
+    stick_threshold: np.ndarray | None
+
+
+def gate_of(f: Filtered, keep: slice, q_in: np.ndarray, cutoff: float, dt: float, options: ConditioningOptions) -> Gate:
+    """The :class:`Gate` of a whole recording's filtered signals ``f`` (``keep``: the rows left after trimming,
+    ``q_in`` the positions on the grid)."""
+    n = f.qd.shape[1]
+    qd_k = f.qd[keep]
+    noise = _velocity_noise(f.qd, q_in, cutoff, dt, qd_k)
+    peak = np.abs(qd_k).max(axis=0)
+    stick = stick_threshold(f.stick_v, keep, cutoff, dt) if f.stick_v is not None else None
+    return gate_from(peak, noise, n, options, stick)
+
+
+def gate_from(peak: np.ndarray, noise: np.ndarray, n: int, options: ConditioningOptions,
+              stick: np.ndarray | None = None) -> Gate:
+    """The :class:`Gate` of per-joint peak velocity ``peak`` and velocity ``noise`` (the options' thresholds where
+    given, else the documented rule)."""
+    if options.velocity_threshold is not None:
+        thr = as_vector("velocity_threshold", options.velocity_threshold, n)
+    else:
+        thr = np.maximum(options.threshold_fraction * peak, options.threshold_noise_factor * noise)
+    upper = None
+    if options.upper_velocity_threshold is not None:
+        upper = as_vector("upper_velocity_threshold", options.upper_velocity_threshold, n)
+    elif options.upper_velocity_fraction is not None:
+        upper = np.maximum(options.upper_velocity_fraction * peak, 2 * thr)
+    return Gate(np.asarray(thr, dtype=float), upper, np.asarray(noise, dtype=float), stick)
+
+
+def gate_rows(f: Filtered, keep: slice, gate: Gate, cutoff: float, dt: float,
+              options: ConditioningOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 5–6 on the rows ``keep`` of ``f``: ``(moving, stuck, near)``, each ``(rows, n_joints)`` bool."""
+    qd_k = f.qd[keep]
+    moving = np.abs(qd_k) > gate.threshold
+    if gate.upper is not None:
+        moving &= np.abs(qd_k) < gate.upper
+    stuck = near = np.zeros_like(moving)
+    if options.detect_stick and f.stick_v is not None:
+        stuck, near = _stick((f.stick_v[keep], gate.stick_threshold), f.qdd, keep, cutoff, dt)
+        moving &= ~near
+    return moving, stuck, near
 
 
 def _time_base(rec: Recording, options: ConditioningOptions) -> tuple[TimeBase | None, dict]:
@@ -468,7 +589,6 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     if cutoff >= 0.5 / dt:
         raise ConfigError(f"cutoff {cutoff:g} Hz is not below the Nyquist frequency {0.5 / dt:g} Hz of the recording",
                           hint="choose a lower cutoff", options=("cutoff",))
-    order = options.filter_order
     trim = options.trim if options.trim is not None else default_trim(cutoff, dt)
     trim += int(math.ceil(abs(options.torque_delay_s) / dt - 1e-6))  # shifted-in samples have no data
     N = q_in.shape[0]
@@ -479,52 +599,18 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     keep = slice(trim, N - trim)
     if tau is not None and options.torque_delay_s:
         tau = _shift(tau, options.torque_delay_s / dt)
-
-    def torque_and_stick():                 # what needs neither the filtered positions nor the velocity
-        return (lowpass(tau, cutoff, dt, order) if tau is not None else None,
-                _stick_velocity(q_in, cutoff, dt, order, keep) if options.detect_stick else None)
-
-    aside = pool.submit(torque_and_stick) if pool is not None else None     # (on an idle worker meanwhile)
-    q_f = lowpass(q_in, cutoff, dt, order)
-    if options.use_recorded_derivatives and qd_in is not None:
-        qd = lowpass(qd_in, cutoff, dt, order)
-        qdd = lowpass(qdd_in, cutoff, dt, order) if qdd_in is not None else _central_first(qd, dt)
-    else:
-        qd = _central_first(q_f, dt)
-        qdd = _central_second(q_f, dt)
-    sgn = np.sign(qd)
-    if options.sign_directions:
-        U = np.array(options.sign_directions, dtype=float).reshape(-1, n)
-        sgn = np.concatenate([sgn, np.sign(qd @ U.T)], axis=1)
-    if options.smooth_sign:
-        sgn = lowpass(sgn, cutoff, dt, order)
-
-    tau_f, stick_velocity = aside.result() if aside is not None else torque_and_stick()
+    f = filter_signals(q_in, tau, qd_in, qdd_in, cutoff=cutoff, dt=dt, options=options, pool=pool)
     if tb is None:
         rows, at = keep, slice(None)
     else:                                   # the recorded rows whose cycle is kept, and that cycle
         r0, r1 = (int(i) for i in np.searchsorted(tb.tick, [trim, N - trim]))
         rows, at = slice(r0, r1), tb.tick[r0:r1] - trim
-
-    qd_k = qd[keep]
-    noise = _velocity_noise(qd, q_in, cutoff, dt, qd_k)[None, :]
-    if options.velocity_threshold is not None:
-        thr = as_vector("velocity_threshold", options.velocity_threshold, n)
-    else:
-        thr = np.maximum(options.threshold_fraction * np.abs(qd_k).max(axis=0), options.threshold_noise_factor * noise[0])
-    moving = np.abs(qd_k) > thr
-    upper = None
-    if options.upper_velocity_threshold is not None:
-        upper = as_vector("upper_velocity_threshold", options.upper_velocity_threshold, n)
-    elif options.upper_velocity_fraction is not None:
-        upper = np.maximum(options.upper_velocity_fraction * np.abs(qd_k).max(axis=0), 2 * thr)
-    if upper is not None:
-        moving &= np.abs(qd_k) < upper
-    stuck = near = np.zeros_like(moving)
-    if options.detect_stick:
-        stuck, near = _stick(stick_velocity, qdd, keep, cutoff, dt)
-        moving &= ~near
+    gate = gate_of(f, keep, q_in, cutoff, dt, options)
+    moving, stuck, near = gate_rows(f, keep, gate, cutoff, dt, options)
     moving, stuck, near = moving[at], stuck[at], near[at]
+    thr, upper, noise = gate.threshold, gate.upper, gate.noise
+    q_f, qd, qdd, tau_f, sgn = f.q, f.qd, f.qdd, f.tau, f.sign
+    qd_k = qd[keep]
     if require_motion:
         min_moving = 20
         for j in range(n):
@@ -545,7 +631,7 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
         tau=None if tau_f is None else tau_f[keep][at],
         q_raw=rec.q[rows], tau_raw=tau_raw,
         sign=sgn[keep][at], moving=moving, velocity_threshold=np.asarray(thr, dtype=float),
-        velocity_noise=np.asarray(noise[0], dtype=float),
+        velocity_noise=np.asarray(noise, dtype=float),
         upper_velocity_threshold=upper, cutoff_hz=float(cutoff), sample_period_s=float(dt),
         raw_length=rec.n_samples, start=rows.start, options=options, stuck=stuck, near_stuck=near,
         time_base=time_base)

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import keyword
+import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -35,12 +38,65 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.numpy import NumPyPrinter
 
 from .. import __version__
-from ..errors import ConfigError, DynidError
+from ..errors import ConfigError, DynidError, InputDataError
 from .derive import substitute, symbolic_torque
 
-__all__ = ["GeneratedCode", "generate_code", "GeneratedDynamics", "LANGUAGES", "torque_expressions"]
+__all__ = ["GeneratedCode", "generate_code", "GeneratedDynamics", "LANGUAGES", "torque_expressions", "check_name"]
 
 LANGUAGES = ("c", "st", "python")
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
+"""A name every language takes: a letter first, then letters, digits and single underscores (IEC 61131-3 forbids
+a leading, trailing or doubled underscore; C reserves a leading one; Python takes all of these)."""
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if inline int long "
+    "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
+    "_Bool _Complex _Imaginary".split())
+_ST_KEYWORDS = frozenset(
+    "ACTION AND ANY ARRAY AT BOOL BY BYTE CASE CHAR CONFIGURATION CONSTANT DATE DATE_AND_TIME DINT DO DT DWORD ELSE "
+    "ELSIF EN ENO EXIT FALSE FOR FROM FUNCTION FUNCTION_BLOCK IF INITIAL_STEP INT INTERVAL LINT LREAL LWORD MOD NOT "
+    "OF ON OR PRIORITY PROGRAM READ_ONLY READ_WRITE REAL REPEAT RESOURCE RETAIN RETURN SINGLE SINT STEP STRING STRUCT "
+    "TASK THEN TIME TIME_OF_DAY TO TOD TRANSITION TRUE TYPE UDINT UINT ULINT UNTIL USINT VAR VAR_ACCESS VAR_CONFIG "
+    "VAR_EXTERNAL VAR_GLOBAL VAR_INPUT VAR_IN_OUT VAR_OUTPUT VAR_TEMP WCHAR WHILE WITH WORD WSTRING XOR".split())
+MAX_NAME = 63
+"""Longest name: C99's significant initial characters of an internal identifier or macro name."""
+
+
+def check_name(name: str) -> str:
+    """``name`` if it can name the generated files and what is in them: an identifier in C, IEC 61131-3 ST and
+    Python (``[A-Za-z][A-Za-z0-9]*`` joined by single underscores, at most 63 characters) and no keyword of
+    those languages (ST's case-insensitively); it also keeps the files in the output folder.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``name`` and what it would break.
+    """
+    what = (f"name {name!r} names the generated files and the C include guard ({name.upper()}_H), the Python module "
+            "and the ST source")
+    if not _IDENTIFIER.fullmatch(name) or len(name) > MAX_NAME:
+        raise ConfigError(f"{what}, so it must be an identifier in C, IEC 61131-3 ST and Python",
+                          hint=f"use a letter first, then letters, digits and single underscores, at most {MAX_NAME} "
+                               "characters (e.g. dynid_model, robot_2)", options=("name",))
+    st = name.upper()
+    if keyword.iskeyword(name) or name in _C_KEYWORDS or st in _ST_KEYWORDS or st.startswith("END_"):
+        raise ConfigError(f"{what}, and it is a keyword of C, Python or IEC 61131-3 ST",
+                          hint="choose another name (e.g. dynid_model)", options=("name",))
+    return name
+
+
+def _check_finite(fitted) -> None:
+    """Refuse a model with a non-finite parameter, naming it (the configuration's numbers are checked when the
+    model is built)."""
+    bad = [f"{n} = {v!r}" for n, v in zip(fitted.param_names, fitted.theta.tolist()) if not math.isfinite(v)]
+    model = fitted.model.name
+    if bad:
+        many = len(bad) > 1
+        raise InputDataError(
+            f"parameter{'s' if many else ''} {', '.join(bad[:6])}{' ...' if len(bad) > 6 else ''} of the identified "
+            f"{model!r} model {'are' if many else 'is'} not {'' if many else 'a '}finite number{'s' if many else ''}: "
+            "the generated code would return them as torques",
+            hint="identify again (or correct the values in the file): a controller needs a number for each")
 
 
 @dataclass(frozen=True)
@@ -57,16 +113,12 @@ class GeneratedCode:
     notes: list = field(default_factory=list)
 
     def write(self, out_dir: str | os.PathLike) -> list[Path]:
-        """Write every file into ``out_dir`` (created); returns the paths."""
-        from .._atomic import atomic_write_bytes
+        """Write every file into ``out_dir`` (created), all together; returns the paths."""
+        from .._atomic import commit_files
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, text in self.files.items():
-            atomic_write_bytes(out / name, text.encode())
-            paths.append(out / name)
-        return paths
+        files = {Path(out_dir) / name: text.encode() for name, text in self.files.items()}
+        commit_files(files)
+        return list(files)
 
 
 def torque_expressions(fitted):
@@ -187,10 +239,15 @@ def generate_code(fitted, lang: str, *, name: str = "dynid_model",
     Raises
     ------
     ConfigError
-        An unknown language, or a model without a geometric derivation.
+        An unknown language, a ``name`` that is no identifier (:func:`check_name`), or a model without a geometric
+        derivation.
+    InputDataError
+        A parameter is NaN or infinite.
     """
     if lang not in LANGUAGES:
         raise ConfigError(f"language must be one of {', '.join(LANGUAGES)}, got {lang!r}", options=("lang",))
+    check_name(name)
+    _check_finite(fitted)
     t0 = time.perf_counter()
     step = progress or (lambda stage, fraction: None)
     step("the symbolic torque", 0.0)

@@ -1,0 +1,630 @@
+"""Identification of a recording of any length, block by block, in memory bounded by the block size.
+
+A recording too long to hold (:data:`STREAM_VALUES` samples × joints and more, or any
+:class:`~dynid.recording.RecordingSource`) is read several times from its start, one block of rows at a time, each
+pass keeping only what it needs:
+
+1. **scan** — the rows' count, the sample period (the median step), the ranges, the motion bandwidth (the default
+   cutoff), and the checks :func:`~dynid.signal.conditioning.condition` makes of a whole recording;
+2. **gates** — for every cutoff the selection may choose, the peak velocity and the velocity noise (a seeded random
+   sample of the high-passed velocity, for its median), hence the velocity and stick thresholds;
+3. **selection** (``cutoff``/``friction``/``regularize`` ``auto``) — at every candidate cutoff, the rows the
+   selection scores (:func:`~dynid.identification.select.selection_rows`: a seeded random row in each of 2500
+   equal stretches of the recording), conditioned; :func:`~dynid.identification.select.select_auto` chooses on
+   them as it does on a recording in memory;
+4. **fit** — every sample the band needs (the fit's decimation grid of the whole recording), regressed block by
+   block into per-joint R factors (:class:`~dynid.identification.rows.FactoredRows`), solved as the tall rows would
+   be; the residual's correlation time from a few stretches of consecutive rows;
+5. **evaluation** — the model torque on every row: softMC's errors, the residual and torque levels, the cycles and
+   sticks (:class:`~dynid.identification.summary.LogSummary`, exact over every row), and the **evidence**: full-rate
+   windows of the recording — ``EVIDENCE_WINDOWS`` spread over it and, per joint, the stretch around its largest
+   error and around its torque's extremes — which the diagnoses read and the REC holds.
+
+Every block is conditioned by the code that conditions a whole recording, with margins of its neighbours
+(:mod:`dynid.signal.blocks`), so on a recording that fits in memory the streaming numbers match the whole
+recording's when both share the whole-recording decisions (tested to 1e-9); the decisions themselves differ only
+where a streaming statistic is estimated: the velocity noise's median (a random sample of 20 000 values per joint),
+the motion bandwidth beyond 2 M values (Welch's average of 131 072-row segments), the sample period where the
+steps take more than 20 000 distinct values (a sample's median).
+
+Not block by block (a clear error says so): the ``irls`` estimator, ``align``, a payload run, the time-base repair
+(a note says when the recording has repeated rows or skipped cycles that a recording in memory would have had
+repaired).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from .._numeric import median
+from ..errors import ConfigError, IdentifiabilityError, InputDataError
+from ..models.base import Plant
+from ..recording import ArraySource, CachedSource, RecordingSource
+from ..threads import blas_single_threaded, num_threads
+from ..signal.blocks import (BlockPlan, Extended, Sample, Spectrum, StepMedian, condition_block, extended_blocks,
+                             margin_rows)
+from ..signal.conditioning import (MAX_CUTOFF_SHARE, Conditioned, ConditioningOptions, butterworth_filtfilt,
+                                   filter_signals, gate_from, stick_cutoff)
+from ..units import velocity_unit
+from .delay import DELAY_SEARCH_SAMPLES
+from .checks import check_torque_range
+from .diagnostics import assess
+from .fit import conditioning_options, estimate
+from .options import IdentifyOptions, check_cutoff_of
+from .regression import build_regression, default_decimation
+from .result import Identification
+from .rows import FactoredRows
+from .select import FACTORS, CandidateData, candidate_cutoffs, select_auto, selection_rows
+from .summary import LogSummary
+
+__all__ = ["identify_stream", "STREAM_VALUES", "BLOCK_VALUES", "EVIDENCE_WINDOWS", "EVIDENCE_ROWS", "Scan",
+           "scan_recording"]
+
+STREAM_VALUES = 500_000
+"""Recordings of at least this many samples × joints are identified block by block (:class:`dynid.Identifier`
+``streaming="auto"``); below, whole in memory."""
+BLOCK_VALUES = 1 << 18
+"""Samples × joints per block (each block also reads its margins)."""
+EVIDENCE_WINDOWS = 8
+"""Full-rate windows spread over the recording that the diagnoses read and the REC holds."""
+EVIDENCE_ROWS = 40_000
+"""Rows of those windows together (each joint's stretches around its largest error and torque extremes come on
+top: ``EXTREME_ROWS`` each)."""
+EXTREME_ROWS = 1000
+NOISE_SAMPLE = 20_000
+"""Values per joint of the random sample whose median gives the velocity noise."""
+STRETCHES = 8
+STRETCH_ROWS = 4000
+"""Stretches of consecutive conditioned rows whose fit residual gives the correlation time."""
+
+Progress = Callable[[str, float], None]
+
+
+# ------------------------------------------------------------------------------------------------ 1. scan
+
+@dataclass(frozen=True)
+class Scan:
+    """What the first pass learns of the whole recording (see the module docstring)."""
+
+    n_samples: int
+    n_joints: int
+    dt: float
+    q_min: np.ndarray
+    q_max: np.ndarray
+    qd_any: np.ndarray
+    tau_min: np.ndarray | None
+    tau_max: np.ndarray | None
+    bandwidth: np.ndarray
+    spectrum_exact: bool
+    step_min: float
+    step_max: float
+    repeated_rows: int
+    skipped_cycles: int
+    has_qd: bool
+    has_qdd: bool
+
+    @property
+    def motion_bandwidth(self) -> float:
+        return float(self.bandwidth.max(initial=0.0))
+
+    def default_cutoff(self, options: ConditioningOptions) -> float:
+        """:func:`~dynid.signal.conditioning.default_cutoff` of the whole recording."""
+        hi = min(MAX_CUTOFF_SHARE * options.max_cutoff_hz, 0.4 / self.dt)
+        return float(np.clip(options.cutoff_factor * self.motion_bandwidth, min(options.min_cutoff_hz, hi), hi))
+
+    def time_base_record(self) -> dict:
+        """result.json's ``conditioning.time_base`` for a recording read in blocks (never repaired)."""
+        rec = {"repaired": False, "method": None, "rows": self.n_samples, "cycles": self.n_samples,
+               "repeated_rows": 0, "skipped_cycles": 0, "interpolated_cycles": 0, "period_s": self.dt,
+               "reason": "read in blocks"}
+        if self.repeated_rows or self.skipped_cycles:
+            rec["note"] = (f"time base not repaired (the recording was read in blocks): {self.repeated_rows} rows "
+                           f"repeat the previous one in every joint and {self.skipped_cycles} steps skip controller "
+                           "cycles; they were filtered as equally spaced rows")
+        return rec
+
+
+def _block_rows(n_joints: int, margin: int) -> int:
+    return max(BLOCK_VALUES // max(n_joints, 1), 4 * margin, 256)
+
+
+def scan_recording(source: RecordingSource, progress: Progress | None = None) -> Scan:
+    """Pass 1: one read of ``source`` (see :class:`Scan`); checks the time across blocks."""
+    step = progress or (lambda stage, frac: None)
+    n = source.n_joints
+    rows = _block_rows(n, 0)
+    steps = StepMedian()
+    spectrum = Spectrum(n)
+    q_min, q_max = np.full(n, np.inf), np.full(n, -np.inf)
+    tau_min = tau_max = None
+    qd_any = np.zeros(n, dtype=bool)
+    count = repeated = 0
+    last_t = last_q = None
+    has_qd = has_qdd = False
+    step_min, step_max = np.inf, -np.inf
+    hint = source.n_samples_hint
+    for b in source.blocks(rows):
+        if b.n_samples == 0:
+            continue
+        if last_t is not None and not b.t[0] > last_t:
+            what = "repeats" if b.t[0] == last_t else "goes backwards"
+            raise InputDataError(f"{source.source}, column t: time {what} at row {count + 1} (t = {last_t:.6g} then "
+                                 f"{b.t[0]:.6g})", hint="time must be strictly increasing; remove duplicate rows or "
+                                                        "sort by t")
+        t = b.t if last_t is None else np.concatenate([[last_t], b.t])
+        d = np.diff(t)
+        if d.size:
+            steps.add(d)
+            step_min, step_max = min(step_min, float(d.min())), max(step_max, float(d.max()))
+        q = b.q if last_q is None else np.concatenate([last_q[None], b.q])
+        repeated += int((~np.any(np.diff(q, axis=0), axis=1)).sum())
+        q_min, q_max = np.minimum(q_min, b.q.min(axis=0)), np.maximum(q_max, b.q.max(axis=0))
+        if b.tau is not None:
+            lo, hi = b.tau.min(axis=0), b.tau.max(axis=0)
+            tau_min = lo if tau_min is None else np.minimum(tau_min, lo)
+            tau_max = hi if tau_max is None else np.maximum(tau_max, hi)
+        if b.qd is not None:
+            has_qd = True
+            qd_any |= np.any(b.qd != 0, axis=0)
+        has_qdd |= b.qdd is not None
+        spectrum.add(b.q)
+        count += b.n_samples
+        last_t, last_q = float(b.t[-1]), b.q[-1].copy()
+        step("reading", min(count / hint, 1.0) if hint else 0.0)
+    dt = steps.median()
+    moves = (q_max > q_min) | qd_any
+    skipped = 0
+    return Scan(count, n, dt, q_min, q_max, qd_any, tau_min, tau_max,
+                spectrum.bandwidth(dt, moves) if count and dt > 0 else np.zeros(n), spectrum.exact,
+                step_min, step_max, repeated, skipped, has_qd, has_qdd)
+
+
+def _check_scan(scan: Scan, source: str, kinds) -> None:
+    """The checks :func:`~dynid.signal.conditioning.condition` makes of a whole recording, on the scan."""
+    dt = scan.dt
+    if not (dt > 0 and math.isfinite(dt)):
+        raise InputDataError(f"{source}, column t: cannot determine the sample period")
+    if dt > 0.05:
+        raise InputDataError(
+            f"{source}, column t: median sample period is {dt:.4g} s (slower than 20 Hz)"
+            + (": t looks like milliseconds" if 0.5 <= dt <= 20 else ""),
+            hint="t must be in seconds; if it is in milliseconds divide it by 1000")
+    for j in range(scan.n_joints):
+        if scan.q_max[j] == scan.q_min[j] and not scan.qd_any[j]:
+            raise InputDataError(f"{source}, column q{j + 1}: joint {j + 1} never moves (constant position)",
+                                 hint="every joint of the model must move during the identification run")
+
+
+# ------------------------------------------------------------------------------------------------ 2. gates
+
+@dataclass
+class _GateStats:
+    """Running statistics of one cutoff's velocity, for its :class:`~dynid.signal.conditioning.Gate`."""
+
+    n: int
+    peak: np.ndarray = field(init=False)
+    sq: np.ndarray = field(init=False)
+    count: int = 0
+    noise: Sample = field(init=False)
+    stick_peak: np.ndarray = field(init=False)
+    stick_noise: Sample = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.peak, self.sq, self.stick_peak = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
+        self.noise, self.stick_noise = Sample(self.n, NOISE_SAMPLE, 1), Sample(self.n, NOISE_SAMPLE, 3)
+
+
+def _highpass(x: np.ndarray, corner: float, dt: float) -> np.ndarray | None:
+    """What :func:`~dynid.signal.conditioning._noise_std` takes the spread of (None: nothing above the corner)."""
+    if corner >= 0.49 / dt:
+        return None
+    return butterworth_filtfilt(x, corner, dt, 4, highpass=True)
+
+
+def _mad(sample: Sample, n: int) -> np.ndarray:
+    v = sample.values()
+    if not v.shape[0]:
+        return np.zeros(n)
+    return 1.4826 * median(np.abs(v - median(v, axis=0)), axis=0)
+
+
+def _gate_pass(source: RecordingSource, scan: Scan, plans: dict[float, BlockPlan], copt: ConditioningOptions,
+               step: Progress) -> dict[float, BlockPlan]:
+    """Pass 2: every plan's gate (velocity thresholds, noise, stick threshold), as
+    :func:`~dynid.signal.conditioning.gate_of` decides it from the whole recording."""
+    n, dt = scan.n_joints, scan.dt
+    stats = {fc: _GateStats(n) for fc in plans}
+    opts = replace(copt, smooth_sign=False, sign_directions=())
+
+    def measure(ext: Extended, fc: float) -> None:
+        plan, s = plans[fc], stats[fc]
+        f = filter_signals(ext.q, None, ext.qd, ext.qdd, cutoff=fc, dt=dt, options=opts)
+        own = slice(ext.lo, ext.hi)
+        kept = slice(max(plan.trim, ext.start) - ext.first, min(plan.n_samples - plan.trim, ext.stop) - ext.first)
+        qd_k = f.qd[kept]
+        if qd_k.size:
+            s.peak = np.maximum(s.peak, np.abs(qd_k).max(axis=0))
+            s.sq += np.einsum("ij,ij->j", qd_k, qd_k)
+            s.count += qd_k.shape[0]
+        hp = _highpass(f.qd, 0.5 * fc, dt)
+        if hp is not None:
+            s.noise.add(hp[own])
+        if f.stick_v is not None:
+            v_k = f.stick_v[kept]
+            if v_k.size:
+                s.stick_peak = np.maximum(s.stick_peak, np.abs(v_k).max(axis=0))
+            hv = _highpass(f.stick_v, 0.5 * stick_cutoff(fc, dt), dt)
+            if hv is not None:
+                s.stick_noise.add(hv[own])
+
+    margin = max(p.noise_margin for p in plans.values())
+    with _workers(len(plans)) as pool:
+        for ext in _pass(source, scan, margin, step, "measuring the velocity noise"):
+            list(pool.map(lambda fc: measure(ext, fc), plans))
+    noise = {fc: _mad(stats[fc].noise, n) for fc in plans}
+    # as _velocity_noise: where the "noise" is a sizeable share of the velocity, the motion itself is in the band
+    # (a cutoff close to the motion's frequencies): measured again above twice the joint's motion bandwidth
+    suspect = {fc: noise[fc] > 0.05 * np.sqrt(stats[fc].sq / max(stats[fc].count, 1)) for fc in plans}
+    if any(v.any() for v in suspect.values()):
+        again = _band_noise(source, scan, plans, suspect, opts, step)
+        for fc in plans:
+            noise[fc] = np.where(suspect[fc], again.get(fc, noise[fc]), noise[fc])
+    out = {}
+    for fc, plan in plans.items():
+        s = stats[fc]
+        stick = np.maximum(0.01 * s.stick_peak, 2.0 * _mad(s.stick_noise, n)) if copt.detect_stick else None
+        out[fc] = plan.with_gate(gate_from(s.peak, noise[fc], n, plan.options, stick))
+    return out
+
+
+def _band_noise(source: RecordingSource, scan: Scan, plans: dict[float, BlockPlan], suspect: dict[float, np.ndarray],
+                opts: ConditioningOptions, step: Progress) -> dict[float, np.ndarray]:
+    """The velocity noise above ``max(cutoff/2, 2 × the joint's motion bandwidth)`` of the joints ``suspect`` of
+    each cutoff (one more read; rare: a cutoff given close to the motion's frequencies)."""
+    n, dt = scan.n_joints, scan.dt
+    bands = {fc: np.maximum(0.5 * fc, 2.0 * scan.bandwidth) for fc in plans}
+    samples = {fc: Sample(n, NOISE_SAMPLE, 2) for fc in plans if suspect[fc].any()}
+    margin = max(margin_rows(float(bands[fc][suspect[fc]].min()), dt) for fc in samples)
+    margin = max(margin, max(plans[fc].noise_margin for fc in samples))
+    for ext in _pass(source, scan, margin, step, "measuring the velocity noise"):
+        for fc in samples:
+            f = filter_signals(ext.q, None, ext.qd, ext.qdd, cutoff=fc, dt=dt, options=opts)
+            hp = np.zeros_like(f.qd)
+            for j in np.flatnonzero(suspect[fc]):           # the suspect joints (rare)
+                if bands[fc][j] < 0.49 / dt:
+                    hp[:, j] = butterworth_filtfilt(f.qd[:, j], bands[fc][j], dt, 4, highpass=True)
+            samples[fc].add(hp[ext.lo:ext.hi])
+    return {fc: _mad(sample, n) for fc, sample in samples.items()}
+
+
+def _workers(jobs: int):
+    """A pool for independent work per candidate cutoff (numpy's FFTs release the interpreter lock)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max(1, min(num_threads(), jobs)))
+
+
+def _pass(source: RecordingSource, scan: Scan, margin: int, step: Progress, stage: str):
+    """One read of ``source`` as :class:`~dynid.signal.blocks.Extended` blocks, with progress; at its end the memory
+    the pass freed is given back to the system (:func:`_release`)."""
+    rows = _block_rows(scan.n_joints, margin)
+    for ext in extended_blocks(source.blocks(rows), rows, margin):
+        step(stage, ext.stop / max(scan.n_samples, 1))
+        yield ext
+    _release()
+
+
+def _release() -> None:
+    """Give the heap's free memory back to the system (glibc's ``malloc_trim``; nothing elsewhere): a pass frees its
+    blocks, but the allocator keeps their pages — the more so with worker threads, each with its own arena — and the
+    next pass's peak would stand on them."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+# ------------------------------------------------------------------------------------------------ 3. selection
+
+class _Rows:
+    """Conditioned rows picked from the blocks (by the recording's index), gathered into one Conditioned."""
+
+    FIELDS = ("t", "q", "qd", "qdd", "tau", "q_raw", "tau_raw", "sign", "moving", "stuck", "near_stuck")
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.FIELDS}
+        self.template: Conditioned | None = None
+
+    def add(self, cond: Conditioned, rows: np.ndarray | slice) -> None:
+        self.template = self.template or cond
+        for k in self.FIELDS:
+            v = getattr(cond, k)
+            if v is not None:
+                self.parts[k].append(v[rows])
+
+    def conditioned(self, start: int) -> Conditioned | None:
+        if self.template is None:
+            return None
+        arrays = {k: np.concatenate(v) if v else None for k, v in self.parts.items()}
+        return replace(self.template, **arrays, start=start)
+
+
+def _selection_pass(source: RecordingSource, scan: Scan, plans: dict[float, BlockPlan], options: IdentifyOptions,
+                    default_hz: float, step: Progress) -> CandidateData:
+    """Pass 3: the rows the selection scores at every candidate cutoff (:class:`CandidateData`)."""
+    picks, gathered, positions = {}, {}, {}
+    for fc, plan in plans.items():
+        idx, pos = selection_rows(_Probe(plan), options)
+        picks[fc], positions[fc], gathered[fc] = idx + plan.trim, pos, _Rows()
+    def pick(ext: Extended, fc: float) -> None:
+        want = picks[fc]
+        a, b = np.searchsorted(want, [ext.start, ext.stop])
+        if a == b:
+            return
+        cond = condition_block(ext, plans[fc])
+        if cond is not None:
+            gathered[fc].add(cond, want[a:b] - cond.start)
+
+    margin = max(p.margin for p in plans.values())
+    with _workers(len(plans)) as pool:
+        for ext in _pass(source, scan, margin, step, "conditioning the candidate cutoffs"):
+            list(pool.map(lambda fc: pick(ext, fc), plans))
+    conds = {fc: g.conditioned(plans[fc].trim) for fc, g in gathered.items()}
+    pos_of = {id(c): positions[fc] for fc, c in conds.items() if c is not None}
+    return CandidateData(scan.dt, default_hz, lambda fc, pool=None: conds.get(fc),
+                         lambda cond: (np.arange(cond.data_length), pos_of[id(cond)]))
+
+
+# ------------------------------------------------------------------------------------------------ 4. fit
+
+def _fit_pass(source: RecordingSource, scan: Scan, plan: BlockPlan, plant: Plant, options: IdentifyOptions,
+              step: Progress):
+    """Pass 4: the regression of every sample the band needs, compressed (:class:`FactoredRows`)."""
+    k = options.decimate or default_decimation(_Probe(plan))
+    rows, first = None, None
+    every = max(1, plan.data_length // max(STRETCHES, 1))
+    stretches: list[tuple[Conditioned, int]] = []
+    summary = LogSummary(scan.n_joints, scan.n_samples, plan.trim, k, plan.gate.threshold)
+    for ext in _pass(source, scan, plan.margin, step, "fitting"):
+        cond = condition_block(ext, plan)
+        if cond is None:
+            continue
+        g0 = cond.start - plan.trim                  # the block's first conditioned row
+        summary.add(cond, None, g0)
+        reg = build_regression(cond, plant, options, offset=(-g0) % k, base=first.base if first else None)
+        if rows is None:
+            rows, first = FactoredRows(plant.n_joints, plant.n_params), reg
+        rows.add(reg.rows.W, reg.rows.y, reg.rows.joint)
+        # stretches of consecutive rows for the correlation time: where the block holds the next one's start
+        nxt = len(stretches) * every
+        if len(stretches) < STRETCHES and g0 <= nxt < g0 + cond.data_length:
+            a = nxt - g0
+            stretches.append((_slice(cond, a, a + STRETCH_ROWS), (-(g0 + a)) % k))
+    if rows is None:
+        raise InputDataError(f"{source.source}: no rows are left after trimming", hint="record longer")
+    _check_motion(summary, plan, source.source, plant.model.joint_kinds)
+    for cond, offset in stretches:
+        reg = build_regression(cond, plant, options, offset=offset, base=first.base)
+        rows.keep_stretch(reg.rows.W, reg.rows.y, reg.rows.joint)
+    return replace(first, rows=rows, decimation=k), summary.finish()
+
+
+class _Probe:
+    """The few attributes :func:`default_decimation` reads, of a plan."""
+
+    def __init__(self, plan: BlockPlan) -> None:
+        self.cutoff_hz, self.sample_period_s, self.data_length = plan.cutoff, plan.dt, plan.data_length
+
+
+def _slice(cond: Conditioned, a: int, b: int) -> Conditioned:
+    """Rows ``a:b`` of a block, copied (a view would keep the whole block in memory)."""
+    rows = slice(a, b)
+    return replace(cond, **{k: None if getattr(cond, k) is None else np.array(getattr(cond, k)[rows])
+                            for k in _Rows.FIELDS}, start=cond.start + a)
+
+
+def _check_motion(summary: LogSummary, plan: BlockPlan, source: str, kinds) -> None:
+    """:func:`~dynid.signal.conditioning.condition`'s check that every joint has enough gated samples."""
+    for j in range(summary.n_joints):
+        if summary.moving[j] < 20:
+            raise InputDataError(
+                f"{source}, column q{j + 1}: joint {j + 1} has only {int(summary.moving[j])} of {summary.data_length} "
+                f"samples above the velocity threshold {plan.gate.threshold[j]:.4g} {velocity_unit(kinds[j])}",
+                hint="the joint barely moves: excite it (move faster / wider) or lower the velocity threshold")
+
+
+# ------------------------------------------------------------------------------------------------ 5. evaluation
+
+class _Evidence:
+    """The full-rate windows the diagnoses read and the REC holds: ``EVIDENCE_WINDOWS`` fixed ones spread over the
+    recording, and per joint the stretch around its largest error and its torque's extremes so far."""
+
+    def __init__(self, plan: BlockPlan, n: int) -> None:
+        N = plan.data_length
+        width = max(1, min(N, EVIDENCE_ROWS) // EVIDENCE_WINDOWS)
+        starts = np.linspace(0, max(N - width, 0), EVIDENCE_WINDOWS).astype(np.int64) + plan.trim
+        self.windows = [(int(s), int(s) + width) for s in starts]          # recording rows
+        self.fixed: dict[int, tuple[Conditioned, np.ndarray]] = {}        # pieces by their first row
+        self.extreme: dict[tuple[str, int], tuple[float, Conditioned, np.ndarray]] = {}
+        self.n = n
+
+    def add(self, cond: Conditioned, tcmd: np.ndarray) -> None:
+        s0, s1 = cond.start, cond.start + cond.data_length
+        for a, b in self.windows:
+            lo, hi = max(a, s0), min(b, s1)
+            if lo < hi:
+                self.fixed[lo] = (_slice(cond, lo - s0, hi - s0), np.array(tcmd[lo - s0:hi - s0]))
+        te = np.where(cond.moving, np.abs(tcmd - cond.tau), -np.inf)
+        half = EXTREME_ROWS // 2
+        for what, score in (("error", te), ("high", cond.tau_raw), ("low", -cond.tau_raw)):
+            k = np.argmax(score, axis=0)
+            for j in range(self.n):                                        # per joint
+                v = float(score[k[j], j])
+                key = (what, j)
+                if key not in self.extreme or v > self.extreme[key][0]:
+                    a = max(0, int(k[j]) - half)
+                    b = min(cond.data_length, a + EXTREME_ROWS)
+                    self.extreme[key] = (v, _slice(cond, a, b), np.array(tcmd[a:b]))
+
+    def conditioned(self) -> tuple[Conditioned, np.ndarray]:
+        pieces = sorted([*self.fixed.values(), *((c, t) for _, c, t in self.extreme.values())],
+                        key=lambda p: p[0].start)
+        conds, torques, seams, end = [], [], [], -1
+        for c, t in pieces:                                  # (a few dozen pieces) overlapping ones merged
+            if c.start < end:
+                skip = end - c.start
+                if skip >= c.data_length:
+                    continue
+                c, t = _slice(c, skip, c.data_length), t[skip:]
+            if c.start != end:
+                seams.append(sum(x.data_length for x in conds))
+            conds.append(c)
+            torques.append(t)
+            end = c.start + c.data_length
+        whole = replace(conds[0], **{k: None if getattr(conds[0], k) is None else
+                                     np.concatenate([getattr(c, k) for c in conds]) for k in _Rows.FIELDS})
+        # the delay search shifts the torque by up to DELAY_SEARCH_SAMPLES rows: none of its rows may reach across
+        # a seam between windows
+        moving = whole.moving.copy()
+        reach = DELAY_SEARCH_SAMPLES + 1
+        for s in seams[1:]:
+            moving[max(0, s - reach):s + reach] = False
+        return replace(whole, moving=moving), np.concatenate(torques)
+
+
+def _evaluate_pass(source: RecordingSource, scan: Scan, plan: BlockPlan, plant: Plant, theta: np.ndarray,
+                   summary: LogSummary, step: Progress) -> tuple[LogSummary, Conditioned, np.ndarray]:
+    """Pass 5: the model torque on every row: the summary with the errors, and the evidence."""
+    full = LogSummary(scan.n_joints, scan.n_samples, plan.trim, summary.decimation, plan.gate.threshold)
+    full.excitation_hz = scan.bandwidth
+    evidence = _Evidence(plan, scan.n_joints)
+    for ext in _pass(source, scan, plan.margin, step, "evaluating the model"):
+        cond = condition_block(ext, plan)
+        if cond is None:
+            continue
+        tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)
+        full.add(cond, tcmd, cond.start - plan.trim)
+        evidence.add(cond, tcmd)
+    cond, tcmd = evidence.conditioned()
+    return full.finish(), cond, tcmd
+
+
+# ------------------------------------------------------------------------------------------------ the whole
+
+def _unsupported(options: IdentifyOptions, source: str, n: int) -> None:
+    what = ("the irls estimator" if options.estimator == "irls" else
+            "--align (the torque delay estimate)" if options.align_torque else None)
+    if what:
+        raise ConfigError(f"{source}: {what} is not available for a recording read in blocks ({n} samples)",
+                          hint="use the default estimator (or give the delay with torque_delay), or identify a cut of "
+                               "the recording", options=("estimator", "align"))
+
+
+@blas_single_threaded
+def identify_stream(source: RecordingSource, plant: Plant, options: IdentifyOptions = IdentifyOptions(), *,
+                    progress: Progress | None = None, check_cutoff: float | None = None) -> Identification:
+    """Identify ``plant`` from a recording read block by block (see the module docstring).
+
+    Returns the :class:`Identification` :func:`~dynid.identification.pipeline.identify` would give, whose ``cond``
+    and ``tcmd`` are the evidence windows and whose ``summary`` holds the whole recording's numbers.
+    ``check_cutoff``: a cutoff the user gave [Hz], checked against softMC's rule
+    (:func:`~dynid.identification.options.check_cutoff`) once the first pass knows the recording.
+
+    Raises
+    ------
+    InputDataError, IdentifiabilityError, ConfigError
+        As :func:`~dynid.identification.pipeline.identify`.
+    """
+    step = progress or (lambda stage, frac: None)
+    source = _cached(source)
+    if source.n_joints != plant.n_joints:
+        raise IdentifiabilityError(f"{source.source}: {source.n_joints} joints recorded, model {plant.model.name!r} "
+                                   f"has {plant.n_joints}")
+    if not source.has_tau:
+        raise IdentifiabilityError(f"{source.source}: the recording has no torque columns",
+                                   hint="identification needs tau1..taun")
+    scan = scan_recording(source, _span(step, 0.0, 0.15, "reading"))
+    if hasattr(source, "check_ranges"):
+        source.check_ranges(scan.q_min, scan.q_max)
+    _unsupported(options, source.source, scan.n_samples)
+    _check_scan(scan, source.source, plant.model.joint_kinds)
+    check_torque_range(scan.tau_min, scan.tau_max, scan.n_samples, source.source, plant.model.joint_kinds)
+    if check_cutoff is not None:
+        check_cutoff_of(check_cutoff, scan.dt, scan.motion_bandwidth, scan.default_cutoff(ConditioningOptions()),
+                        source.source)
+    ridge = options.select_regularization and plant.model.prior_parameters() is not None
+    selecting = options.select_cutoff or plant.auto_friction or ridge
+    copt = conditioning_options(plant, options)
+    default_hz = scan.default_cutoff(copt)
+    cutoffs = candidate_cutoffs(default_hz, scan.dt, copt, FACTORS if options.select_cutoff else None)
+    for fc in cutoffs:
+        if fc >= 0.5 / scan.dt:
+            raise ConfigError(f"cutoff {fc:g} Hz is not below the Nyquist frequency {0.5 / scan.dt:g} Hz of the "
+                              "recording", hint="choose a lower cutoff", options=("cutoff",))
+    plans = {fc: BlockPlan(scan.n_samples, scan.dt, fc, replace(copt, cutoff_hz=fc),
+                           time_base=scan.time_base_record()) for fc in cutoffs}
+    for fc, plan in plans.items():
+        if plan.data_length < 20:
+            raise InputDataError(f"{source.source}: {scan.n_samples} samples leave only {plan.data_length} after "
+                                 f"trimming {plan.trim} at each end for the {fc:.3g} Hz filter",
+                                 hint="record longer or raise the cutoff", options=("cutoff",))
+    plans = _gate_pass(source, scan, plans, copt, _span(step, 0.15, 0.35, "measuring the velocity noise"))
+    notes = []
+    selections = {}
+    if selecting:
+        data = _selection_pass(source, scan, plans, options, default_hz, _span(step, 0.35, 0.55, "choosing"))
+        sel = select_auto(None, plant, options, cutoff=options.select_cutoff, friction=plant.auto_friction,
+                          ridge=ridge, data=data)
+        options = replace(options, select_cutoff=False, select_regularization=False, prior_regularization=sel.ridge,
+                          conditioning=replace(options.conditioning, cutoff_hz=sel.cutoff_hz))
+        if plant.auto_friction:
+            plant = Plant(plant.model.with_config(friction=sel.friction))
+        notes.append(sel.note())
+        selections["selection"] = sel.to_dict()
+        fc = sel.cutoff_hz
+    else:
+        fc = cutoffs[0]
+    plan = replace(plans[fc], options=replace(conditioning_options(plant, options), cutoff_hz=fc))
+    reg, partial = _fit_pass(source, scan, plan, plant, options, _span(step, 0.55, 0.75, "fitting"))
+    est = estimate(reg, plant, options)
+    summary, cond, tcmd = _evaluate_pass(source, scan, plan, plant, est.theta, partial,
+                                         _span(step, 0.75, 0.95, "evaluating the model"))
+    errors = summary.errors(options.allowed_error)
+    windows = int(np.count_nonzero(np.diff(cond.t) > 1.5 * scan.dt)) + 1
+    notes = [*([plan.time_base["note"]] if plan.time_base.get("note") else []), *est.notes, *notes,
+             f"read block by block ({scan.n_samples} samples): the fit on every sample the band needs "
+             f"({summary.fit_rows} rows), the errors over every row; the diagnoses and the REC on {windows} "
+             f"full-rate windows of the recording ({cond.data_length} rows)"]
+    ident = est.identification(cond, tcmd, errors, summary, notes)
+    ident = replace(ident, selections={**ident.selections, **selections})
+    step("diagnostics", 0.95)
+    ident = assess(ident)
+    step("done", 1.0)
+    return ident
+
+
+def _cached(source: RecordingSource) -> RecordingSource:
+    """``source`` read once and kept as binary rows for the later passes where the temporary folder has room for
+    them (with a quarter of its free space to spare); a recording in memory is read as it is."""
+    import shutil
+    import tempfile
+
+    if isinstance(source, (ArraySource, CachedSource)):
+        return source
+    try:
+        free = shutil.disk_usage(tempfile.gettempdir()).free
+    except OSError:
+        return source
+    return CachedSource(source, limit_bytes=int(0.75 * free))
+
+
+def _span(step: Progress, lo: float, hi: float, stage: str) -> Progress:
+    return lambda s, frac: step(s or stage, lo + (hi - lo) * min(max(frac, 0.0), 1.0))
