@@ -2,9 +2,9 @@
 
     python examples/serial_robot_from_urdf.py [path/to/robot.urdf]
 
-Uses the Stäubli TX40 URDF from ../shared/data/real when no file is given. The recording is
-simulated with dynid's own model of the URDF (no third-party engine needed); with a real robot, read
-it with dynid.read_recording instead.
+Uses the UR5 URDF bundled beside this file (examples/ur5.urdf: link masses and inertias, no meshes)
+when no file is given. The recording is simulated with dynid's own model of the URDF (no third-party
+engine needed); with a real robot, read it with dynid.read_recording instead.
 """
 
 import sys
@@ -17,10 +17,10 @@ from dynid import Plant, identify, make_model
 from dynid.io.outputs import write_outputs
 from dynid.recording import Recording
 
-default = Path(__file__).resolve().parents[2] / "shared/data/real/staubli_tx40_figaroh/tx40.urdf"
-urdf = Path(sys.argv[1]) if len(sys.argv) > 1 else default
+urdf = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "ur5.urdf"
 if not urdf.is_file():
-    sys.exit(f"no URDF at {urdf}: pass one as the first argument")
+    print(f"serial_robot_from_urdf.py: error: no URDF at {urdf}: give the path of a robot's URDF", file=sys.stderr)
+    sys.exit(2)
 
 plant = Plant(make_model("serial", {"friction": "viscous+coulomb+offset"}, urdf=urdf))
 t = np.arange(0.0, 20.0, 2e-3)
@@ -35,6 +35,6 @@ tau += np.random.default_rng(0).normal(size=tau.shape) * 0.005 * np.abs(tau).max
 
 result = identify(Recording(t, q, tau, qd, qdd), plant)
 print(result.message, f"({result.base.n_base} base parameters, condition number {result.lsq.condition_number:.0f})")
-out = Path(tempfile.mkdtemp()) / "tx40"
+out = Path(tempfile.mkdtemp()) / urdf.stem
 files = write_outputs(result, out)
 print("wrote", ", ".join(str(p) for p in files.values()))

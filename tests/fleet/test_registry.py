@@ -112,7 +112,7 @@ def test_run_entry_is_what_history_returns(tmp_path):
 def test_history_is_ordered_by_time_and_filtered_by_robot(registry_url):
     with Registry(registry_url) as reg:
         late = reg.record(rotary(), robot="a", time="2025-05-01T00:00:00+00:00")
-        early = reg.record(rotary(), robot="a", time="2025-04-01T00:00:00+00:00")
+        early = reg.record(rotary(errors=(0.02,)), robot="a", time="2025-04-01T00:00:00+00:00")  # another result
         other = reg.record(rotary(), robot="b", time="2025-04-15T00:00:00+00:00")
         assert [r["id"] for r in reg.history("a")] == [early, late]
         assert [r["id"] for r in reg.history()] == [early, other, late]
@@ -439,3 +439,157 @@ def test_drift_on_closed_loop_runs_with_unmodelled_friction():
     viscous[1] *= 1.4
     worn = run(dataclasses.replace(SCARA, friction={**SCARA.friction, "viscous": tuple(viscous)}), 4)
     assert [d["name"] for d in drift_rows(runs[0], worn) if d["significant"]] == ["A2.viscous"]
+
+
+# ---------------------------------------------------------------------------------------------- issue 26
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:", ":memory:", "sqlite+pysqlite://",
+                                 "sqlite:///file::memory:?cache=shared&uri=true", "sqlite:///file::memory:",
+                                 "sqlite:///file:runs?mode=memory&uri=true", "sqlite:///file:runs.db?vfs=memdb&uri=true",
+                                 "sqlite:///file:?uri=true"])
+def test_issue_26_a_registry_that_vanishes_at_exit_is_refused(url, tmp_path, monkeypatch):
+    """An in-memory (or temporary) SQLite database loses every run when the command ends: refused."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="in-memory database: the runs recorded in it would be lost") as info:
+        Registry(url)
+    assert info.value.hint == "give a file: sqlite:///path/to/runs.db" and info.value.options == ("registry",)
+    assert list(tmp_path.iterdir()) == []                      # nothing created either
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file::memory:?cache=shared&uri=true"])
+def test_issue_26_identify_and_batch_refuse_an_in_memory_registry_before_any_work(url, tmp_path, capsys, scara_runs,
+                                                                                   scara_config):
+    rec = _csv(tmp_path, scara_runs[0][0], "run.csv", "r1")
+    out = tmp_path / "out"
+    for argv in (["identify", rec, *FAST, "--config", scara_config, "--out", str(out), "--registry", url, "--quiet"],
+                 ["batch", rec, *FAST, "--config", scara_config, "--out", str(out), "--registry", url]):
+        code, stdout, err = cli(capsys, *argv)
+        assert code == 2 and "in-memory database" in err and "hint: give a file: sqlite:///path/to/runs.db" in err
+        assert "Traceback" not in err and stdout == "" and not out.exists()
+    code, _, err = cli(capsys, "registry", "history", "--registry", url)
+    assert code == 2 and "in-memory database" in err
+
+
+def _run_of(plant, viscous, *, success=True) -> FittedModel:
+    theta = [0.5, 0.0, 20.0, 0.0, viscous, 1.5][:plant.n_model] + [viscous, 1.5]
+    std = ([0.001, np.nan, 0.01, np.nan][:plant.n_model]) + [0.002, 0.005]
+    return FittedModel(plant, theta, std, metrics={"success": success, "max_relative_error": [0.01]})
+
+
+def test_issue_26_drift_compares_only_runs_of_the_same_model_and_configuration(registry_url, capsys):
+    """Run 1 is of another model (rotary2, different I), run 2 of another configuration (a 2 kg payload) with
+    another viscous friction: the latest run 4 is compared with run 3 (same model and configuration), and the
+    output names the runs compared and the runs skipped, with the reason. Before: run 4 against run 1, I and
+    A1.viscous reported as drift."""
+    rotary2 = Plant(make_model("rotary2", {"friction": "viscous+coulomb"}))
+    payload = Plant(make_model("rotary3", {"friction": "viscous+coulomb", "payload": {"mass": 2.0, "inertia": 0.0}}))
+    with Registry(registry_url) as reg:
+        ids = [reg.record(fm, robot="cell", time=f"2025-0{k + 1}-01T00:00:00+00:00") for k, fm in enumerate((
+            FittedModel(rotary2, [0.9, 0.0, 0.5, 1.5], [0.001, np.nan, 0.002, 0.005]),
+            _run_of(payload, 1.6), _run_of(ROTARY, 0.8), _run_of(ROTARY, 0.801)))]
+        plan = reg.comparison("cell")
+        drift = reg.drift("cell")
+    assert (plan.first["id"], plan.latest["id"]) == (ids[2], ids[3])
+    assert [(s["id"], s["reason"].split(" (")[0]) for s in plan.skipped] == [
+        (ids[0], "model rotary2, not rotary3"), (ids[1], "another configuration of rotary3")]
+    assert not [d["name"] for d in drift if d["significant"]]
+    assert {d["name"]: d["first"] for d in drift}["A1.viscous"] == 0.8
+    code, out, err = cli(capsys, "registry", "drift", "--robot", "cell", "--registry", registry_url)
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert re.match(rf"robot cell: compared run {ids[3]} \(2025-04-01 00:00:00 UTC, rotary3\) with run {ids[2]} "
+                    r"\(2025-03-01 .*\), the first run of the same model and configuration$", lines[0])
+    assert lines[1].startswith(f"skipped run {ids[0]} (2025-01-01 00:00:00 UTC, rotary2): model rotary2, not rotary3")
+    assert lines[2].startswith(f"skipped run {ids[1]} (2025-02-01 00:00:00 UTC, rotary3): another configuration")
+    assert out.endswith("no parameter changed by more than 3 sigma\n")
+    code, out, err = cli(capsys, "registry", "drift", "--robot", "cell", "--registry", registry_url, "--json")
+    rows = json.loads(out)
+    assert code == 0 and not any(r["significant"] for r in rows)
+    assert {(r["first_run"], r["latest_run"]) for r in rows} == {(ids[2], ids[3])}
+    assert f"dynid: note: compared run {ids[3]}" in err and f"dynid: note: skipped run {ids[0]}" in err
+
+
+def test_issue_26_a_run_without_a_configuration_fingerprint_is_compared_by_model_and_says_so(registry_url, capsys):
+    """A run whose stored result.json holds no configuration (no fingerprint) is compared by model alone."""
+    sa = pytest.importorskip("sqlalchemy")
+    with Registry(registry_url) as reg:
+        old = reg.record(rotary(), robot="r", time="2024-01-01T00:00:00+00:00")
+        new = reg.record(rotary([0.5, 0.0, 20.0, 0.0, 0.9, 1.5]), robot="r", time="2025-01-01T00:00:00+00:00")
+        with reg.engine.begin() as conn:
+            conn.execute(sa.text("UPDATE dynid_runs SET config_fingerprint = NULL WHERE id = :id"), {"id": old})
+        plan = reg.comparison("r")
+    assert (plan.first["id"], plan.latest["id"]) == (old, new) and [r["id"] for r in plan.by_model_only] == [old]
+    code, out, _ = cli(capsys, "registry", "drift", "--robot", "r", "--registry", registry_url)
+    assert code == 0 and f"run {old} (2024-01-01 00:00:00 UTC, rotary3) was recorded without a configuration " \
+                         "fingerprint: compared by model only" in out
+    assert "significant drift (|change| > 3 sigma): A1.viscous" in out
+
+
+def test_issue_26_the_same_result_is_recorded_once_per_robot(registry_url):
+    """The same result.json content (its creation time aside) is one run of a robot; another robot may have it."""
+    fm = rotary()
+    with Registry(registry_url) as reg:
+        first = reg.add(fm, robot="a", result={**fm.to_dict(), "created": "2025-01-01T00:00:00"})
+        again = reg.add(fm, robot="a", time="2026-01-01T00:00:00Z", result={**fm.to_dict(), "created": "2026-01-01"})
+        assert reg.record(fm, robot="a") == first[0]
+        other = reg.add(fm, robot="b")
+        changed = reg.add(rotary(errors=(0.02,)), robot="a")
+        assert reg.find(fm.to_dict(), "a") == first[0] and reg.find(fm.to_dict(), "nobody") is None
+        assert reg.run_counts() == {"a": 2, "b": 1}
+    assert first[1] and again == (first[0], False) and other[1] and other[0] != first[0] and changed[1]
+
+
+def _as_version_1(url: str) -> None:
+    """Turn a registry back into schema version 1 (what dynid 0.1 wrote): without the run's hashes."""
+    sa = pytest.importorskip("sqlalchemy")
+    with Registry(url) as reg, reg.engine.begin() as conn:
+        conn.execute(sa.text("DROP INDEX ix_dynid_runs_robot_result"))
+        for col in ("result_hash", "config_fingerprint"):
+            conn.execute(sa.text(f"ALTER TABLE dynid_runs DROP COLUMN {col}"))
+        conn.execute(sa.text("DELETE FROM dynid_schema WHERE version > 1"))
+
+
+def test_issue_26_a_version_1_registry_gets_the_hashes_of_its_runs(registry_url):
+    """Upgrading fills in the hashes of the stored runs from their result.json: drift and the dedup work on
+    them as on new runs."""
+    fm, payload = rotary(), Plant(make_model("rotary3", {"friction": "viscous+coulomb", "payload": {"mass": 2.0}}))
+    with Registry(registry_url) as reg:
+        old = reg.record(fm, robot="r", time="2024-01-01T00:00:00+00:00")
+        reg.record(_run_of(payload, 2.0), robot="r", time="2024-06-01T00:00:00+00:00")
+    _as_version_1(registry_url)
+    with Registry(registry_url) as reg:
+        assert reg.schema_version == 2 == SCHEMA_VERSION
+        assert [r["config_fingerprint"] for r in reg.history("r")][0] == run_entry(fm, robot="r")["config_fingerprint"]
+        assert reg.add(fm, robot="r") == (old, False)
+        latest = reg.record(rotary([0.5, 0.0, 20.0, 0.0, 0.8005, 1.5]), robot="r", time="2025-01-01T00:00:00+00:00")
+        plan = reg.comparison("r")
+    assert (plan.first["id"], plan.latest["id"]) == (old, latest) and len(plan.skipped) == 1
+    assert not plan.by_model_only
+
+
+def test_issue_26_registry_add_twice_and_identify_again_record_one_run(tmp_path, capsys, scara_runs, scara_config):
+    """identify --registry, then 'registry add' of its folder, then identify of the same recording again (a
+    new folder, a new creation time): one run; the second and third say which run holds it, status 0, and the
+    report of the third shows that run as this one (not a second copy)."""
+    db = str(tmp_path / "fleet.db")
+    rec = _csv(tmp_path, scara_runs[0][0], "run.csv", "twice")
+    code, out, _ = cli(capsys, "identify", rec, *FAST, "--config", scara_config, "--out", str(tmp_path / "a"),
+                       "--registry", db, "--quiet")
+    assert code == 0 and "recorded as run 1 of robot twice" in out
+    code, out, _ = cli(capsys, "registry", "add", str(tmp_path / "a"), "--registry", db)
+    assert code == 0 and out.startswith(f"already recorded: {tmp_path / 'a' / 'result.json'} as run 1 of robot twice")
+    code, out, _ = cli(capsys, "identify", rec, *FAST, "--config", scara_config, "--out", str(tmp_path / "b"),
+                       "--registry", db, "--quiet")
+    assert code == 0 and "already recorded (the same result) as run 1 of robot twice" in out
+    view = json.loads((tmp_path / "b" / "report.history.json").read_text())
+    assert view["n_runs"] == 1 and view["runs"][0]["current"] and view["runs"][0]["id"] == 1
+    with Registry(db) as reg:
+        assert reg.run_counts() == {"twice": 1}
+    code, out, _ = cli(capsys, "registry", "add", str(tmp_path / "b"), "--registry", db, "--robot", "other")
+    assert code == 0 and out.startswith("recorded ") and "as run 2 of robot other" in out
+
+
+def test_issue_26_runs_docstring_example():
+    from dynid.fleet import runs
+
+    assert doctest.testmod(runs, optionflags=doctest.ELLIPSIS).failed == 0

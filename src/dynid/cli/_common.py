@@ -9,15 +9,18 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from .._atomic import create_temporary
 from .._json import dumps, jsonable
 from ..errors import ConfigError, DynidError, OutputError
 
 __all__ = ["Progress", "print_json", "table", "wrap", "fail", "warn", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE",
-           "EXIT_PIPE", "parse_floats", "style", "colour_enabled", "check_output", "check_outputs", "output_options",
+           "EXIT_PIPE", "parse_floats", "style", "colour_enabled", "note", "show_warning", "user_warnings",
+           "check_output", "check_outputs", "output_options",
            "check_inputs_kept", "command_inputs", "command_outputs", "name_output_option",
            "HelpFormatter", "RawDescriptionHelpFormatter", "stdout_closed", "close_progress", "add_units_option"]
 
@@ -480,8 +483,34 @@ def fail(err: BaseException, debug: bool = False) -> int:
 
 
 def warn(message: str) -> None:
-    """``dynid: warning: message`` on stderr (the word coloured on a terminal)."""
+    """``dynid: warning: message`` on stderr (the word coloured on a terminal; above the progress bar when one
+    is shown)."""
+    if _ACTIVE:
+        _ACTIVE[-1].log(f"dynid: warning: {message}")
+        return
     sys.stderr.write(f"dynid: {style('warning:', 'warning', sys.stderr)} {message}\n")
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """:func:`warnings.showwarning` of the command line: a warning (the library's, numpy's, any thread's) as
+    ``dynid: warning: <message>`` on one line — no source path, no line number, no category."""
+    warn(" ".join(str(message).split()))
+
+
+@contextmanager
+def user_warnings() -> Iterator[None]:
+    """Show warnings with :func:`show_warning` while the block runs (every thread: the hook is the module's)."""
+    saved = warnings.showwarning
+    warnings.showwarning = show_warning
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved
+
+
+def note(message: str) -> None:
+    """``dynid: note: message`` on stderr (what a reader of the output should know; not a problem)."""
+    sys.stderr.write(f"dynid: {style('note:', 'info', sys.stderr)} {message}\n")
 
 
 def stdout_closed() -> int:

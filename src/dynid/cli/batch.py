@@ -15,7 +15,7 @@ from ..identification.consistent import DEFAULT_PRIOR_WEIGHT
 from ..identification.options import ESTIMATORS
 from ..identification.solve import WEIGHTINGS
 from . import _common
-from ._common import EXIT_FAILED, EXIT_OK, Progress, add_units_option, print_json, table, wrap
+from ._common import EXIT_FAILED, EXIT_OK, Progress, add_units_option, print_json, table, warn, wrap
 from .identify import _cutoff, _regularize, add_common_model_args, estimator, run_outputs
 
 EXIT_INTERRUPTED = 130
@@ -123,6 +123,8 @@ def run(args) -> int:
         def on_result(res: BatchResult, done: int, total: int) -> None:
             if not quiet:
                 progress.log(f"dynid: {_line(res, done, total)}")
+            for said in res.warnings:
+                warn(f"{res.stem}: {said}")
 
         try:
             results = run_batch(paths, args.out, identifier, scheduler=args.scheduler, workers=args.workers,

@@ -48,9 +48,9 @@ def run(args) -> int:
     from ..symbolic import generate_code
 
     progress = Progress("codegen", quiet=args.json)
-    progress(f"generating {args.lang}", 0.0)
+    progress("reading the model", 0.0)
     fitted = load_model(args)
-    code = generate_code(fitted, args.lang, name=args.name)
+    code = generate_code(fitted, args.lang, name=args.name, progress=progress.part(0.05, 0.9))
     progress("writing", 0.9)
     paths = code.write(args.out)
     progress.close()

@@ -67,13 +67,12 @@ def run(args) -> int:
     progress = Progress("derive", quiet=args.json)
     progress("building the model", 0.0)
     model = _build(args)
-    progress(f"deriving ({args.method})", 0.1)
-    d = derive(model, method=args.method, numeric=args.numeric)
-    data = d.to_json()
+    d = derive(model, method=args.method, numeric=args.numeric, progress=progress.part(0.02, 0.12))
+    data = d.to_json(progress=progress.part(0.12, 0.6 if args.out else 0.99))   # printing: most of the time
     if args.out:
-        progress("writing", 0.9)
+        progress("writing derivation.md", 0.6)
         out = Path(args.out)
-        commit_files({out / FILES[0]: d.to_markdown().encode(),
+        commit_files({out / FILES[0]: d.to_markdown(progress=progress.part(0.6, 0.99)).encode(),
                       out / FILES[1]: (json.dumps(data, indent=1) + "\n").encode()})
     progress.close()
     if args.json:

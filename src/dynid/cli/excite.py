@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from .._atomic import Staging
+from ..bounds import HARMONICS_WHY, MAX_HARMONICS, TIME_BUDGET_S
 from ..errors import ConfigError
 from .._json import jsonable
 from ..models import Plant
@@ -37,6 +38,9 @@ are the limits of joints that have none configured (--limits, --acc-limits, velo
 optimiser start imitates that sine; beats_sine says whether the design's condition number is lower
 (sine_note why not). Closed chains (delta3, delta4, 6upru) also keep the mechanism's own limits
 (assembly, transmission/U-joint angles, distance from singularity) on every sample.
+""" + f"""N is at most {MAX_HARMONICS} (the work grows about as N^5); the search stops at --time-budget (default
+{TIME_BUDGET_S:g} s) with the best design it has found, and says so (stopped_early in --json). A progress bar
+shows the optimiser's iterations.
 """
 
 EPILOG = """\
@@ -85,7 +89,9 @@ def add_parser(sub) -> None:
                    help="torque noise for the predicted parameter std, fraction of each joint's peak torque")
     m.add_argument("--sample-period", type=float, default=1e-3, metavar="S", help="recording sample period [s]")
     f = p.add_argument_group("Fourier optimisation")
-    f.add_argument("--fourier", type=int, metavar="N", help="optimise an N-harmonic Fourier trajectory (needs --model)")
+    f.add_argument("--fourier", type=int, metavar="N", help=f"optimise an N-harmonic Fourier trajectory (needs --model; "
+                   f"1 <= N <= {MAX_HARMONICS}: the optimiser's work grows about as N^5 — on a 6-axis arm N = 10 takes "
+                   "half a minute, N = 20 five)")
     f.add_argument("--periods", default="auto", metavar="P", help="periods per record, or 'auto' (default): as many as "
                    "let the middle harmonic use the velocity and acceleration limits over the range")
     f.add_argument("--objective", choices=("cond", "cond_scaled", "dopt"), default="cond",
@@ -96,6 +102,9 @@ def add_parser(sub) -> None:
     f.add_argument("--restarts", type=int, default=3, metavar="R", help="random starts")
     f.add_argument("--seed", type=int, default=0, metavar="K", help="seed of the random starts")
     f.add_argument("--max-iter", type=int, default=60, metavar="I", help="SLSQP iterations of the final polish")
+    f.add_argument("--time-budget", type=_budget, default=TIME_BUDGET_S, metavar="S",
+                   help="wall time the optimisation may take [s], or 'none': when it is used up the best design found "
+                        "so far is taken, and the output says so (stopped_early in --json)")
     o = p.add_argument_group("outputs")
     o.add_argument("--out", metavar="TRAJ.csv", help="write the trajectory (t, q1.., dq1.., ddq1..) as CSV")
     o.add_argument("--out-units", choices=("si", "softmc"), default="si", help="units of the CSV")
@@ -112,6 +121,19 @@ def add_parser(sub) -> None:
 
 
 # ------------------------------------------------------------------------------------------ helpers
+
+def _budget(text: str) -> float | None:
+    """``--time-budget``: seconds > 0, or 'none'."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 or 'none', got {text!r}")
+    return value
+
 
 def _floats(text: str | None, name: str, n: int | None = None) -> np.ndarray | None:
     if text is None:
@@ -282,8 +304,10 @@ def run(args) -> int:
     if plan is not None and model is not None:
         plant = Plant(model)
         t, q, qd, qdd = plan.sample(_grid_dt(record_s))
-        ident = predict_identifiability(plant, q, qd, qdd, record_s=record_s, noise=args.noise,
-                                        sample_period_s=args.sample_period, limits=limits)
+        with Progress("excite", quiet=args.quiet or args.json) as progress:
+            progress("the motion's observation matrix and parameter uncertainty", 0.1)
+            ident = predict_identifiability(plant, q, qd, qdd, record_s=record_s, noise=args.noise,
+                                            sample_period_s=args.sample_period, limits=limits)
         peak_torque = ident.peak_torque
     if plan is not None:
         pu = [position_unit(k) for k in kinds] if kinds is not None else None
@@ -399,8 +423,9 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
     n = model.n_joints
     if args.mcbasic:
         raise ConfigError("--mcbasic writes the SineWave program; the Fourier trajectory is exported with --out (CSV)")
-    if args.fourier < 1:
-        raise ConfigError(f"--fourier must be >= 1 harmonic, got {args.fourier}")
+    if not 1 <= args.fourier <= MAX_HARMONICS:
+        raise ConfigError(f"--fourier {args.fourier}: give 1 to {MAX_HARMONICS} harmonics. " + HARMONICS_WHY,
+                          hint=f"--fourier 5 (the default of the 6-UPRU paper) to {MAX_HARMONICS}, or more --periods")
     plant = Plant(model)
     if start is None:
         if model.config.position_limits is None:
@@ -435,11 +460,14 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
     dopt = model.fourier_dopt_weight if args.dopt_weight is None else args.dopt_weight
     opts = FourierOptions(harmonics=args.fourier, periods=periods, objective=args.objective, restarts=args.restarts,
                           dopt_weight=dopt,
-                          seed=args.seed, max_iter=args.max_iter, screen_iter=min(15, args.max_iter))
+                          seed=args.seed, max_iter=args.max_iter, screen_iter=min(15, args.max_iter),
+                          time_budget_s=args.time_budget)
     progress = Progress("excite", quiet=args.quiet or args.json)
-    design = optimize_fourier(plant, lim, record_s, opts, strict=False, progress=progress,
+    design = optimize_fourier(plant, lim, record_s, opts, strict=False, progress=progress.part(0.0, 0.85),
                               reference_hz=None if ref is None else ref.freqs_hz)
-    progress.close()
+    if design.stopped_early:
+        progress.log(f"dynid: note: {design.message}")
+    progress("the design's parameter uncertainty", 0.85)
     t, q, qd, qdd = design.trajectory.sample(record_s, _grid_dt(record_s))
     ident = predict_identifiability(plant, q, qd, qdd, record_s=record_s, noise=args.noise,
                                     sample_period_s=args.sample_period, limits=lim)
@@ -451,6 +479,7 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
                 "limit_usage": design.check.to_dict()["usage"], "check_grid_s": design.check.dt, "scale": design.scale,
                 "configuration_usage": design.check.to_dict().get("configuration_usage", {}),
                 "run_time_s": design.run_time_s, "optimiser": list(design.restarts),
+                "stopped_early": design.stopped_early, "time_budget_s": args.time_budget,
                 "peak_velocity": np.abs(qd).max(axis=0).tolist(), "peak_acceleration": np.abs(qdd).max(axis=0).tolist(),
                 "peak_torque": None if ident.peak_torque is None else ident.peak_torque.tolist(),
                 "limits": lim.to_dict(), "start": start.tolist(), "target": target.tolist(),
@@ -459,6 +488,7 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
         out["limits_note"] = (f"{' and '.join(filled)} limits not configured: taken per joint from the peaks of the "
                               "reference sine program over the same range")
     if ref is not None:
+        progress("the reference sine program", 0.93)
         rt, rq, rqd, rqdd = ref.sample(_grid_dt(record_s))
         rid = predict_identifiability(plant, rq, rqd, rqdd, record_s=record_s, noise=args.noise,
                                       sample_period_s=args.sample_period, limits=lim)
@@ -471,6 +501,7 @@ def _run_fourier(args, model, kinds, start, target, freqs, factor, record_s, set
         out["sine_condition_number"] = rid.condition_number
         out["condition_ratio"] = rid.condition_number / design.condition_number
         _compare_with_sine(out, model, rq, ref, design, args.fourier, periods, record_s)
+    progress.close()
     files = {}
     with Staging() as staging:     # every output written, or none
         if design.limits_ok and args.out:
@@ -556,6 +587,9 @@ def _print_fourier(out: dict) -> None:
              f"({fmt(out['run_time_s'], 3)} s)",
              f"condition number (base parameters): {fmt(out['condition_number'], 5)} "
              f"(unit columns: {fmt(out['condition_number_scaled'], 5)})"]
+    if out.get("stopped_early"):
+        lines.append(f"note: the search stopped at the time budget ({fmt(out['time_budget_s'], 4)} s): this is the best "
+                     "design it had found (--time-budget gives it more)")
     if "reference" in out:
         r = out["reference"]
         lines.append(f"reference sine program: {fmt(r['condition_number'], 5)} (unit columns: "

@@ -160,10 +160,10 @@ def run(args) -> int:
             est.fit(args.recording, progress=progress.part(0.05, 0.85), out_dir=args.out)
             source["units"] = est.units_                # given, or the file's '# units:' line
             progress("writing outputs" if args.no_report else "writing outputs and report", 0.85)
-            history = reg.view(est.model_) if reg is not None and not args.no_report else None
+            history = reg.view(est.model_.with_info(source=source)) if reg is not None and not args.no_report else None
             written = est.write(args.out, source=source, report=not args.no_report, history=history)
             if reg is not None:
-                run_id = reg.record(est.model_.with_info(source=source), args.out)
+                run_id, stored = reg.record(est.model_, args.out, json.loads(written["result.json"].read_bytes()))
         finally:
             if reg is not None:
                 reg.registry.close()
@@ -179,5 +179,6 @@ def run(args) -> int:
             for k, v in est.payload_.values.items():
                 print(f"  {k} = {v:.6g} (std {est.payload_.std[k]:.2g})")
         if run_id is not None:
-            print(f"recorded as run {run_id} of robot {reg.robot} in {reg.registry.display_url}")
+            print(f"{'recorded' if stored else 'already recorded (the same result)'} as run {run_id} of robot "
+                  f"{reg.robot} in {reg.registry.display_url}")
     return EXIT_OK if est.success_ else EXIT_FAILED

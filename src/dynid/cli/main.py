@@ -50,7 +50,8 @@ an error or Ctrl-C leaves the output folder as it was, a finished run replaces t
 outputs there and keeps every other file. No command writes over one of its own inputs.
 
 On a terminal, progress bars and colours are shown (drawn with 'rich' when the extra 'terminal' is
-installed); with NO_COLOR set there are no colours, and piped output is plain text.
+installed); with NO_COLOR set there are no colours, and piped output is plain text. Warnings go to
+stderr as one line each, 'dynid: warning: <message>'.
 """
 
 EPILOG = """\
@@ -114,9 +115,10 @@ def _run(argv: Sequence[str] | None) -> int:
         return _common.EXIT_USAGE
     command = parser.commands[args.command]
     try:
-        _common.check_outputs(args, command)  # before any long work
-        _common.check_inputs_kept(args, command)
-        return int(args.run(args))
+        with _common.user_warnings():       # 'dynid: warning: ...', never a source path
+            _common.check_outputs(args, command)  # before any long work
+            _common.check_inputs_kept(args, command)
+            return int(args.run(args))
     except (BrokenPipeError, KeyboardInterrupt):
         raise
     except Exception as err:  # every failure ends as one line and exit status 2

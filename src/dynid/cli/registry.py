@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError, DynidError
-from ._common import EXIT_OK, HelpFormatter, fmt, print_json, table
+from ._common import EXIT_OK, HelpFormatter, fmt, note, print_json, table
 
-URL_HELP = ("registry URL: sqlite:///PATH.db (a file, the default kind: a plain path is one too) or "
+URL_HELP = ("registry URL: sqlite:///PATH.db (a file, the default kind: a plain path is one too; an in-memory "
+            "database such as sqlite:// is refused, its runs would be lost at exit) or "
             "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (needs the extra 'fleet': pip install 'dynid[fleet]')")
 
 
@@ -65,12 +66,15 @@ class RunRegistration:
         """The robot's history with this run last (for the report), at the time the run is recorded with."""
         return self.registry.history_view(fitted, robot=self.robot, recording=self.recording, time=self._now())
 
-    def record(self, fitted, out_dir: str) -> int:
-        """Record the run; returns its id. A failure says that the outputs in ``out_dir`` were written."""
+    def record(self, fitted, out_dir: str, result: Mapping[str, Any]) -> tuple[int, bool]:
+        """Record the run (``result``: its result.json as written); returns ``(run id, stored)`` — ``stored``
+        False when the robot has this result already. A failure says that the outputs in ``out_dir`` were
+        written."""
         from ..fleet.registry import RegistryError
 
         try:
-            return self.registry.record(fitted, robot=self.robot, recording=self.recording, time=self._now())
+            return self.registry.add(fitted, robot=self.robot, recording=self.recording, time=self._now(),
+                                     result=result)
         except DynidError as err:
             raise RegistryError(
                 f"the outputs in {out_dir} were written, but the run was not registered: {err.message}",
@@ -87,8 +91,8 @@ def add_parser(sub) -> None:
         "registry", help="history and drift of the runs in an identification registry",
         description="Read the identification registry that 'dynid identify --registry URL' and 'dynid batch "
                     "--registry URL' write: every run of every robot (time, model, success, parameters with their "
-                    "standard deviations, friction, metrics). 'drift' compares a robot's latest run with its first: "
-                    "a parameter drifted when its change exceeds 3 combined standard deviations "
+                    "standard deviations, friction, metrics). 'drift' compares a robot's latest run with its first "
+                    "run of the same model and configuration: a parameter drifted when its change exceeds 3 combined standard deviations "
                     "sqrt(std_first^2 + std_latest^2) (growing friction is the classic sign of wear).",
         formatter_class=HelpFormatter)
     cmds = p.add_subparsers(dest="registry_command", metavar="<what>", required=True)
@@ -104,11 +108,17 @@ def add_parser(sub) -> None:
 
     d = cmds.add_parser("drift", help="a robot's latest run against its first, per parameter",
                         formatter_class=HelpFormatter,
-                        description="Compare each parameter of the robot's latest run with its first run: change = "
-                                    "latest - first, sigma = sqrt(std_first^2 + std_latest^2), significant when "
+                        description="Compare each parameter of the robot's latest run with its first run of the same "
+                                    "model and configuration (geometry, payload, gravity, known parameters, joint "
+                                    "names, transmission; the friction model and the limits may differ): runs of "
+                                    "another model or configuration are skipped, and the output says which runs were "
+                                    "compared and which were skipped and why (with --json on stderr). A run recorded "
+                                    "by a dynid that kept no configuration is compared by model alone, and the "
+                                    "output says so. change = latest - first, sigma = sqrt(std_first^2 + std_latest^2), significant when "
                                     "|change| > 3 sigma (parameters without a standard deviation, e.g. held ones, "
                                     "are never significant). --json prints a list of {name, first, latest, change, "
-                                    "sigma, significant} (with unit, first_std, latest_std and z = change/sigma).")
+                                    "sigma, significant} (with unit, first_std, latest_std, z = change/sigma and the "
+                                    "run ids first_run, latest_run).")
     _common(d)
     d.add_argument("--robot", metavar="ID", required=True, help="the robot")
     d.set_defaults(run=run_drift)
@@ -123,7 +133,9 @@ def add_parser(sub) -> None:
                         description="Record the run of a folder written by 'dynid identify' (or its result.json) in "
                                     "the registry, e.g. after a registry failure. Its time is the result's creation "
                                     "time; the robot id comes from --robot, else from result.json's source, else "
-                                    "from the recording's '# robot: ID' line.")
+                                    "from the recording's '# robot: ID' line. A result the robot has already (the "
+                                    "same result.json content apart from its creation time) is not recorded again: "
+                                    "the command says which run holds it and ends with status 0.")
     a.add_argument("result", metavar="RESULT", help="result folder (or its result.json)")
     _common(a, json_flag=False)
     a.add_argument("--robot", metavar="ID", help="robot id (default: result.json's source.robot, else the "
@@ -180,15 +192,20 @@ def run_drift(args) -> int:
     from ..fleet.registry import DRIFT_SIGMAS, drift_rows
 
     with _open(args.registry) as reg:
-        first, latest = reg.first_and_latest(args.robot)
-    rows = drift_rows(first, latest)
+        plan = reg.comparison(args.robot)
+    first, latest = plan.first, plan.latest
+    rows = [dict(d, first_run=first["id"], latest_run=latest["id"]) for d in drift_rows(first, latest)]
+    label = lambda run: f"run {run['id']} ({_when(run['time'])} UTC, {run['model']})"  # noqa: E731
+    said = plan.describe(label) if plan.compared or plan.skipped else ["only one run: nothing to compare yet"]
     if args.json:
         print_json(rows)
+        for line in said:          # which runs the rows compare: on stderr, stdout stays the JSON list
+            note(line)
         return EXIT_OK
-    print(f"robot {latest['robot']}: latest run {latest['id']} ({_when(latest['time'])} UTC, {latest['model']}) "
-          f"against the first run {first['id']} ({_when(first['time'])} UTC)")
-    if first["id"] == latest["id"]:
-        print("only one run: nothing to compare yet")
+    print(f"robot {latest['robot']}: " + said[0])
+    for line in said[1:]:
+        print(line)
+    if not plan.compared:
         return EXIT_OK
     out = []
     for d in rows:
@@ -237,6 +254,7 @@ def run_add(args) -> int:
         raise ConfigError(f"{path}: no robot id (neither in result.json's source nor in the recording's metadata)",
                           hint="name the robot with --robot ID")
     with Registry(args.registry) as reg:
-        run_id = reg.record(fitted, robot=robot, recording=recording, time=data.get("created"))
-        print(f"recorded {path} as run {run_id} of robot {robot} in {reg.display_url}")
+        run_id, stored = reg.add(fitted, robot=robot, recording=recording, time=data.get("created"), result=data)
+        print(f"{'recorded' if stored else 'already recorded:'} {path} as run {run_id} of robot {robot} in "
+              f"{reg.display_url}" + ("" if stored else " (nothing added)"))
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..io.outputs import REPORT_NAME, report_files
-from ._common import EXIT_OK, HelpFormatter, check_output
+from ._common import EXIT_OK, HelpFormatter, Progress, check_output
 
 
 def add_parser(sub) -> None:
@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", metavar="FILE", help="report file (default: RESULT_DIR/report.html)")
     p.add_argument("--figures", metavar="DIR", help="also write every figure as PNG into DIR (needs the extra "
                    "'report': pip install 'dynid[report]')")
-    p.add_argument("--quiet", action="store_true", help="do not print the path of the report")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, and do not print the path of the report")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.set_defaults(run=run, outputs_of=lambda args: [("--out", str(page), f) for f in report_files(page)]
                    if (page := _page(args)) else [])
@@ -42,7 +42,8 @@ def run(args) -> int:
 
     if args.out is None:  # the default report file is written into the result folder: it must be writable
         check_output(_page(args), kind="file", option="--out")
-    path = write_report(args.result, args.figures, out=args.out)
+    with Progress("report", quiet=args.quiet) as progress:
+        path = write_report(args.result, args.figures, out=args.out, progress=progress)
     if not args.quiet:
         print(path)
     return EXIT_OK

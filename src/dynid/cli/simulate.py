@@ -51,8 +51,8 @@ def run(args) -> int:
             raise ConfigError("--model-error applies to the move scenarios (scara-move, delta-move, puma-hold)")
         kwargs["model_error"] = args.model_error
     progress = Progress("simulate", quiet=args.json)
-    progress(f"scenario {args.scenario}: identification and servo runs", 0.0)
-    res = run_scenario(args.scenario, seed=args.seed, **kwargs)
+    progress(f"scenario {args.scenario}", 0.0)
+    res = run_scenario(args.scenario, seed=args.seed, progress=progress.part(0.0, 0.9), **kwargs)
     progress("writing", 0.9)
     data = jsonable(res.to_dict())
     files: dict[Path, bytes] = {}

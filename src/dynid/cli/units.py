@@ -102,7 +102,7 @@ def run(args) -> int:
                 res["torque_factor_softmc"] = U.torque_factor_screw_softmc(mkt, micont_ma, lead_m * 1e3, gr)
             res["softmc_formula"] = "TFac = 1e6 * SL[mm/rev] / (MKT * MICONT[mA] * GR)"
             res["softmc_to_physical_ratio"] = res["torque_factor_softmc"] / tfac
-            notes += [str(w.message) for w in caught]
+            notes += [f"{w.message}: dynid units screw without --softmc" for w in caught]
     res["torque_factor"] = tfac
     res["torque_threshold_continuous"] = U.torque_threshold_continuous(tfac)
     res["rated_torque"] = res["torque_threshold_continuous"]

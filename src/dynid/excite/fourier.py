@@ -57,19 +57,21 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import minimize
 
+from ..bounds import HARMONICS_WHY, MAX_HARMONICS, TIME_BUDGET_S
 from ..errors import ConfigError, ShapeError
 from ..models.base import Plant
 from ..models.closed_chain import KinematicsError
+from ._search import Clock, search
 from .identifiability import condition_numbers, default_theta, plant_base
 from ..threads import blas_single_threaded
 from .limits import JointLimits, LimitCheck, check_limits
 
 __all__ = ["FourierTrajectory", "FourierMotion", "FourierOptions", "FourierDesign", "optimize_fourier", "OBJECTIVES",
-           "choose_periods"]
+           "choose_periods", "MAX_HARMONICS", "HARMONICS_WHY", "TIME_BUDGET_S"]
 
 OBJECTIVES = ("cond", "cond_scaled", "dopt")
+
 _UNASSEMBLED = 1e3
 """Objective (and constraint deficit) where a closed chain does not assemble: far above any log cond."""
 
@@ -203,6 +205,10 @@ class FourierOptions:
     snr_weight : float
         ``alpha``: the ``log sigma_min`` term gets weight ``1 + alpha`` (0 by default): rewards a large smallest
         singular value, Gautier and Khalil's ``cond + k / sigma_min`` idea.
+    time_budget_s : float or None
+        Wall time the optimisation may take [s] (:data:`TIME_BUDGET_S`; None: no limit): when it is used up the
+        search stops at the next evaluation and the best design found so far is returned, with
+        ``FourierDesign.stopped_early`` and a message saying so.
     """
 
     harmonics: int = 5
@@ -220,10 +226,18 @@ class FourierOptions:
     slow_fraction: float = 0.0
     snr_weight: float = 0.0
     dopt_weight: float = 3.0
+    time_budget_s: float | None = TIME_BUDGET_S
 
     def __post_init__(self) -> None:
         if not (isinstance(self.harmonics, (int, np.integer)) and self.harmonics >= 1):
-            raise ConfigError(f"harmonics must be an integer >= 1, got {self.harmonics!r}")
+            raise ConfigError(f"harmonics must be an integer >= 1, got {self.harmonics!r}", options=("harmonics",))
+        if self.harmonics > MAX_HARMONICS:
+            raise ConfigError(f"{self.harmonics} harmonics: at most {MAX_HARMONICS}. " + HARMONICS_WHY,
+                              hint=f"use {MAX_HARMONICS} or fewer harmonics (5, the default, is the 6-UPRU paper's), "
+                                   "or more periods per record", options=("harmonics",))
+        if self.time_budget_s is not None and not self.time_budget_s > 0:
+            raise ConfigError(f"time_budget_s must be positive [s] or None, got {self.time_budget_s}",
+                              options=("time_budget_s",))
         if not (isinstance(self.periods, (int, np.integer)) and self.periods >= 1):
             raise ConfigError(f"periods must be an integer >= 1, got {self.periods!r}")
         if self.objective not in OBJECTIVES:
@@ -263,6 +277,7 @@ class FourierDesign:
         success, message
     seed : int ; run_time_s : float
     success : bool ; message : str
+    stopped_early : bool — the time budget ended the search (the best design found is returned)
     """
 
     trajectory: FourierTrajectory
@@ -280,6 +295,7 @@ class FourierDesign:
     run_time_s: float = 0.0
     success: bool = True
     message: str = ""
+    stopped_early: bool = False
 
     def to_dict(self) -> dict:
         return {"condition_number": self.condition_number, "condition_number_scaled": self.condition_number_scaled,
@@ -287,6 +303,7 @@ class FourierDesign:
                 "check_grid_s": self.check.dt, "scale": self.scale, "objective": self.objective,
                 "objective_value": self.objective_value, "restarts": list(self.restarts), "seed": self.seed,
                 "run_time_s": self.run_time_s, "record_s": self.record_s, "success": self.success, "message": self.message,
+                "stopped_early": self.stopped_early,
                 "trajectory": self.trajectory.to_dict(), "limits": self.limits.to_dict()}
 
 
@@ -686,30 +703,17 @@ def optimize_fourier(plant: Plant, limits: JointLimits, record_s: float, options
     base = plant_base(plant)
     prob = _Problem(plant, limits, period, options, theta, base.independent)
     rng = np.random.default_rng(options.seed)
-    runs = []
-    best_u, best_f = None, np.inf
     starts = [prob.initial(rng) for _ in range(options.restarts)]
     if reference_hz is not None:
         starts.insert(0, prob.reference_start(reference_hz))
+    labels = [k + 1 if reference_hz is None else (k or "reference") for k in range(len(starts))]
     screen = options.screen_iter if len(starts) > 1 else options.max_iter
+    polish = options.max_iter if len(starts) > 1 and options.max_iter > screen else 0
+    clock = Clock(t0, options.time_budget_s, step, planned=len(starts) * max(screen, 1) + polish)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=RuntimeWarning)
         warnings.filterwarnings("ignore", message=".*Values in x were outside bounds.*")
-        for k, u0 in enumerate(starts):  # independent starts (sequential: the regressor is the cost)
-            step(f"start {k + 1}/{len(starts)}", 0.05 + 0.6 * k / len(starts))
-            u, f, res = _slsqp(prob, u0, max(screen, 1), options.tol)
-            label = k + 1 if reference_hz is None else (k or "reference")
-            runs.append({"start": label, "objective": f,
-                         "iterations": int(res.nit), "success": bool(res.success), "message": str(res.message)})
-            if f < best_f:
-                best_u, best_f = u, f
-        if len(starts) > 1 and options.max_iter > screen:
-            step("polishing the best start", 0.7)
-            u, f, res = _slsqp(prob, best_u, options.max_iter, options.tol)
-            if f <= best_f:
-                best_u, best_f = u, f
-            runs.append({"start": "polish", "objective": best_f, "iterations": int(res.nit), "success": bool(res.success),
-                         "message": str(res.message)})
+        best_u, best_f, runs = search(prob, starts, labels, max(screen, 1), polish, options.tol, clock)
     step("checking limits on the fine grid", 0.85)
     traj = prob.to_trajectory(best_u, period)
     check, scale, traj = _final_check(plant, traj, limits, record_s, options.check_dt, theta)
@@ -717,36 +721,19 @@ def optimize_fourier(plant: Plant, limits: JointLimits, record_s: float, options
         message = "the optimised trajectory violates joint limits on the final check grid"
     else:
         message = f"optimised {options.harmonics}-harmonic trajectory; every limit holds on the {1000 * options.check_dt:g} ms grid"
+    if clock.stopped:
+        message += f"; {clock.stopped}"
     try:
         raw, scaled = _design_cond(plant, traj, record_s, options.check_dt, base)
     except KinematicsError:   # the check has said where the mechanism does not assemble
         raw = scaled = math.inf
     step("done", 1.0)
     design = FourierDesign(traj, float(record_s), limits, raw, scaled, check.ok, check, scale, options.objective,
-                           float(best_f), tuple(runs), int(options.seed), time.perf_counter() - t0, check.ok, message)
+                           float(best_f), tuple(runs), int(options.seed), time.perf_counter() - t0, check.ok, message,
+                           bool(clock.stopped))
     if strict:
         check.raise_if_violated("optimised Fourier trajectory")
     return design
-
-
-def _slsqp(prob: _Problem, u0: np.ndarray, max_iter: int, tol: float):
-    """SLSQP from ``u0``; returns ``(u, objective, result)`` with ``u`` the best iterate that keeps every
-    constraint (to 1e-6): SLSQP's iterates may leave the constraints on the way (its last one too, when the
-    iteration limit stops it), and a screened start must not fall back to where it began for that."""
-    best = [prob.fun(u0) if prob.feasible(u0, 1e-6) else np.inf, u0]
-
-    def keep(xk):
-        if prob.feasible(xk, 1e-6):
-            f = prob.fun(xk)
-            if f < best[0]:
-                best[0], best[1] = f, np.array(xk, dtype=float)
-
-    res = minimize(prob.fun, u0, jac=prob.grad, method="SLSQP", constraints=prob.constraints(),
-                   options={"maxiter": max_iter, "ftol": tol}, callback=keep)
-    keep(res.x)
-    if not np.isfinite(best[0]):   # nothing feasible seen: the start (SLSQP could not repair it either)
-        return u0, prob.fun(u0), res
-    return best[1], best[0], res
 
 
 def _design_cond(plant, traj, record_s, dt, base):

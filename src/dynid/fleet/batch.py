@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import glob
 import io
 import logging
@@ -37,6 +38,7 @@ import signal
 import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -84,6 +86,8 @@ class BatchResult:
         The identified parameters (model then friction, SI), as in result.json; empty when nothing was fitted.
     elapsed_s : float
         Wall time of the task [s] (NaN for a run found complete after an interruption).
+    warnings : tuple of str
+        The warnings the task raised (each once, on one line), whichever process or thread ran it.
     """
 
     recording: str
@@ -95,6 +99,7 @@ class BatchResult:
     param_names: tuple[str, ...] = ()
     parameters: tuple[float, ...] = ()
     elapsed_s: float = 0.0
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -113,12 +118,12 @@ class BatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``recording, robot, status, success, max_relative_error, out_dir, message, elapsed_s,
-        parameters`` (``{name: value}``)."""
+        parameters`` (``{name: value}``), ``warnings``."""
         return {"recording": self.recording, "robot": self.robot, "status": self.status, "success": self.success,
                 "max_relative_error": [None if not math.isfinite(v) else v for v in self.max_relative_error],
                 "out_dir": self.out_dir, "message": self.message,
                 "elapsed_s": self.elapsed_s if math.isfinite(self.elapsed_s) else None,
-                "parameters": dict(zip(self.param_names, self.parameters))}
+                "parameters": dict(zip(self.param_names, self.parameters)), "warnings": list(self.warnings)}
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -224,8 +229,16 @@ def identify_one(recording: str | os.PathLike, job: _Job) -> BatchResult:
 
     A pure function of its arguments: nothing is shared with other tasks. Errors of the recording end as
     a result with status ``error`` and the error's message; a ``KeyboardInterrupt`` propagates after the
-    temporary folder is removed.
+    temporary folder is removed. Its warnings are returned in the result (a Dask worker's would otherwise
+    go to the worker's log).
     """
+    with warnings.catch_warnings(record=True) as caught:
+        res = _identify_one(recording, job)
+    said = tuple(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
+    return dataclasses.replace(res, warnings=said) if said else res
+
+
+def _identify_one(recording: str | os.PathLike, job: _Job) -> BatchResult:
     from ..identification.identifier import Identifier
     from .registry import robot_of
 
@@ -584,12 +597,14 @@ def _close(client, cluster) -> None:
 
 
 def _record(reg, res: BatchResult) -> BatchResult:
-    """Record an identified run in the registry (from the result.json just written)."""
-    from ..fitted import load
+    """Record an identified run in the registry (from the result.json just written; a result the robot has
+    already is not recorded twice)."""
+    from ..fitted import FittedModel, read_result_json
 
     try:
-        model = load(res.out_dir)
-        reg.record(model, robot=res.robot, recording=res.recording, time=model.info.get("created"))
+        path, data = read_result_json(res.out_dir)
+        model = FittedModel.from_dict(data, where=str(path))
+        reg.record(model, robot=res.robot, recording=res.recording, time=model.info.get("created"), result=data)
     except Exception as err:
         return BatchResult(res.recording, res.robot, "error", f"identified, but not recorded in the registry: "
                            f"{_one_line(err)}", res.max_relative_error, res.out_dir, res.param_names, res.parameters,

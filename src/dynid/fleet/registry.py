@@ -2,16 +2,26 @@
 
 A SQLite file (embedded, the default) or a PostgreSQL server for a fleet, through SQLAlchemy 2 Core
 (and psycopg 3 for PostgreSQL; extra ``fleet``). One schema, created and upgraded by the migration
-steps of :data:`MIGRATIONS`; the ``dynid_schema`` table records which were applied. Tables:
+steps of :data:`MIGRATIONS` (:mod:`dynid.fleet._schema`); the ``dynid_schema`` table records which
+were applied. Tables:
 
 ``dynid_robots``
     ``id, name, created`` — one row per robot id (``# robot: ID`` of its recordings).
 ``dynid_runs``
     ``id, robot_id, time`` (UTC, ISO 8601), ``model, friction, success, recording, dynid_version,
     metrics`` (result.json's metrics without the diagnostics' evidence, JSON), ``result`` (the whole
-    result.json, so :meth:`Registry.model` rebuilds the :class:`~dynid.fitted.FittedModel`).
+    result.json, so :meth:`Registry.model` rebuilds the :class:`~dynid.fitted.FittedModel`),
+    ``result_hash`` (:func:`~dynid.fleet.runs.result_hash`) and ``config_fingerprint``
+    (:func:`~dynid.fleet.runs.config_fingerprint`; schema version 2, filled in for older runs from their
+    stored result.json).
 ``dynid_parameters``
     ``run_id, position, name, value, std, unit, status`` — model then friction parameters, SI.
+
+A result is recorded once per robot: recording the same result.json again (same content apart from its
+creation time) returns the run that holds it (:meth:`Registry.add` says whether it stored a new one).
+
+A registry lives in a file or on a server: a SQLite database that vanishes when the process ends
+(``sqlite://``, ``sqlite:///:memory:``, ``file::memory:``, ``mode=memory``...) is refused.
 
 Writers lose nothing when many processes record at once (a batch's workers): each run is one
 transaction; SQLite runs in write-ahead-log mode, takes the write lock when a write transaction
@@ -19,7 +29,8 @@ begins (``BEGIN IMMEDIATE``) and waits up to :data:`BUSY_TIMEOUT_S` for it; Post
 the schema creation with an advisory lock and a new robot's row with ``ON CONFLICT DO NOTHING``.
 
 Drift (:meth:`Registry.drift`, :func:`drift_rows`): each parameter of the robot's latest run
-against its first run; the change is significant when it exceeds :data:`DRIFT_SIGMAS` (3) combined
+against its first run of the same model and configuration (:meth:`Registry.comparison` says which runs
+it compared and which it skipped, and why); the change is significant when it exceeds :data:`DRIFT_SIGMAS` (3) combined
 standard deviations ``sqrt(std_first² + std_latest²)``. Growing friction is the classic sign of wear.
 
 >>> import tempfile, numpy as np
@@ -42,12 +53,15 @@ import json
 import math
 import os
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from .. import __version__
 from .._json import jsonable
 from ..errors import ConfigError, DynidError, MissingExtraError
+from ._schema import MIGRATIONS, ROBOT_MAX, SCHEMA_VERSION, tables as _tables
+from .runs import Comparison, comparison, config_fingerprint, result_hash
 
 __all__ = ["Registry", "open_registry", "RegistryError", "registry_url", "robot_of", "run_entry", "drift_rows",
            "DRIFT_SIGMAS", "BUSY_TIMEOUT_S", "VIEW_RUNS", "MIGRATIONS", "SCHEMA_VERSION"]
@@ -62,63 +76,11 @@ BUSY_TIMEOUT_S = 60.0
 """How long a SQLite writer waits for another process's write transaction to end [s]."""
 
 _LOCK_KEY = 0x64796E6964  # "dynid": the PostgreSQL advisory lock held while the schema is created or upgraded
-_ROBOT_MAX = 200
 _OMIT_METRICS = ("diagnostics_detail",)  # bulky evidence arrays: kept in the stored result.json only
 
 
 class RegistryError(DynidError):
     """The registry database cannot be opened, read or written (or is not a dynid registry)."""
-
-
-# ---------------------------------------------------------------------------------------------- schema
-
-def _tables(sa) -> dict[str, Any]:
-    """The tables of the current schema version (SQLAlchemy Core)."""
-    md = sa.MetaData()
-    schema = sa.Table("dynid_schema", md,
-                      sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
-                      sa.Column("applied", sa.String(40), nullable=False),
-                      sa.Column("description", sa.Text, nullable=False))
-    robots = sa.Table("dynid_robots", md,
-                      sa.Column("id", sa.Integer, primary_key=True),
-                      sa.Column("name", sa.String(_ROBOT_MAX), nullable=False, unique=True),
-                      sa.Column("created", sa.String(40), nullable=False))
-    runs = sa.Table("dynid_runs", md,
-                    sa.Column("id", sa.Integer, primary_key=True),
-                    sa.Column("robot_id", sa.Integer, sa.ForeignKey("dynid_robots.id"), nullable=False),
-                    sa.Column("time", sa.String(40), nullable=False),
-                    sa.Column("model", sa.String(100), nullable=False),
-                    sa.Column("friction", sa.String(200)),
-                    sa.Column("success", sa.Boolean),
-                    sa.Column("recording", sa.Text),
-                    sa.Column("dynid_version", sa.String(40)),
-                    sa.Column("metrics", sa.Text),
-                    sa.Column("result", sa.Text),
-                    sa.Index("ix_dynid_runs_robot_time", "robot_id", "time"))
-    params = sa.Table("dynid_parameters", md,
-                      sa.Column("run_id", sa.Integer, sa.ForeignKey("dynid_runs.id"), primary_key=True),
-                      sa.Column("position", sa.Integer, primary_key=True, autoincrement=False),
-                      sa.Column("name", sa.String(200), nullable=False),
-                      sa.Column("value", sa.Double),
-                      sa.Column("std", sa.Double),
-                      sa.Column("unit", sa.String(40)),
-                      sa.Column("status", sa.String(40)))
-    return {"metadata": md, "schema": schema, "robots": robots, "runs": runs, "parameters": params}
-
-
-def _create_v1(conn, t: Mapping[str, Any]) -> None:
-    # Version 1 creates the tables as they are today. When a later version changes a table, this step
-    # must keep creating the version-1 tables (spell them out here) and the new step alters them.
-    t["metadata"].create_all(conn, tables=[t["robots"], t["runs"], t["parameters"]])
-
-
-MIGRATIONS: tuple[tuple[int, str, Callable[[Any, Mapping[str, Any]], None]], ...] = (
-    (1, "robots, runs (time, model, success, metrics, result.json) and parameters (value, std, unit, status)",
-     _create_v1),
-)
-"""``(version, description, step(connection, tables))`` in order; a registry at version k runs the steps after k."""
-
-SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -156,6 +118,17 @@ def registry_url(url: str | os.PathLike) -> str:
                       hint="use sqlite:///PATH.db (a file) or postgresql://USER@HOST/DB", options=("registry",))
 
 
+def _vanishes(url) -> bool:
+    """True for a SQLite URL (SQLAlchemy's) whose database lives only as long as its connections: in memory
+    (``sqlite://``, ``:memory:``, ``file::memory:``, ``mode=memory``, the ``memdb`` VFS) or a temporary file
+    (an empty name)."""
+    db = url.database or ""
+    name = db[5:] if db.startswith("file:") else db
+    query = {str(k).lower(): str(v[-1] if isinstance(v, tuple) else v).lower() for k, v in url.query.items()}
+    return (name in ("", ":memory:") or name.startswith(":memory:") or "mode=memory" in name.lower()
+            or query.get("mode") == "memory" or query.get("vfs") == "memdb")
+
+
 def _utc_iso(time: _dt.datetime | str | None) -> str:
     """``time`` (None: now; a naive datetime is local time) as UTC ISO 8601 with microseconds."""
     if time is None:
@@ -180,8 +153,8 @@ def _check_robot(robot: Any) -> str:
     if not name:
         raise ConfigError("the robot id is empty", hint="give the robot's id (e.g. its serial number)",
                           options=("robot",))
-    if len(name) > _ROBOT_MAX or any(ord(c) < 32 for c in name):
-        raise ConfigError(f"robot id {name[:40]!r}: at most {_ROBOT_MAX} printable characters", options=("robot",))
+    if len(name) > ROBOT_MAX or any(ord(c) < 32 for c in name):
+        raise ConfigError(f"robot id {name[:40]!r}: at most {ROBOT_MAX} printable characters", options=("robot",))
     return name
 
 
@@ -227,7 +200,7 @@ def robot_of(recording: Any) -> str | None:
 
 
 def run_entry(fitted: Any, *, robot: str, recording: str | os.PathLike | None = None,
-              time: _dt.datetime | str | None = None) -> dict[str, Any]:
+              time: _dt.datetime | str | None = None, result: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The :meth:`Registry.history` entry a run would have, without storing it (``id`` None).
 
     Parameters
@@ -240,15 +213,19 @@ def run_entry(fitted: Any, *, robot: str, recording: str | os.PathLike | None = 
         The recording it was identified from.
     time : datetime or ISO 8601 str, optional
         When the run was made (default now; a naive datetime is local time).
+    result : mapping, optional
+        Its result.json content (default ``fitted.to_dict()``), for the configuration's fingerprint.
 
     Returns
     -------
     dict
         ``id, robot, time, model, friction, success, recording, dynid_version, parameters, std, units,
-        status, metrics``; ``parameters``/``std``/``units``/``status`` map parameter names (model then
-        friction) to values (SI; ``std`` None where not estimated).
+        status, metrics, config_fingerprint``; ``parameters``/``std``/``units``/``status`` map parameter
+        names (model then friction) to values (SI; ``std`` None where not estimated);
+        ``config_fingerprint``: :func:`~dynid.fleet.runs.config_fingerprint`.
     """
     robot = _check_robot(robot)
+    result = fitted.to_dict() if result is None else result
     plant = fitted.plant
     units = [p.unit for p in plant.model.parameters] + list(plant.friction.param_units)
     names = list(fitted.param_names)
@@ -267,6 +244,7 @@ def run_entry(fitted: Any, *, robot: str, recording: str | os.PathLike | None = 
         "units": dict(zip(names, units)),
         "status": dict(zip(names, fitted.status)),
         "metrics": jsonable(metrics),
+        "config_fingerprint": config_fingerprint(result),
     }
 
 
@@ -347,6 +325,10 @@ class Registry:
                               hint="give sqlite:///PATH.db or postgresql://USER@HOST/DB", options=("registry",)) from None
         self.display_url = self._url.render_as_string(hide_password=True)
         self.dialect = self._url.get_backend_name()
+        if self.dialect == "sqlite" and _vanishes(self._url):
+            raise ConfigError(f"registry {os.fspath(url)!r} is an in-memory database: the runs recorded in it would "
+                              "be lost when the command ends", hint="give a file: sqlite:///path/to/runs.db",
+                              options=("registry",))
         self._t = _tables(sa)
         self._engine = self._make_engine(sa)
         self._pid = os.getpid()
@@ -486,8 +468,8 @@ class Registry:
 
     # -------------------------------------------------------------------------------- writing
     def record(self, fitted: Any, *, robot: str, recording: str | os.PathLike | None = None,
-               time: _dt.datetime | str | None = None) -> int:
-        """Store one identified run (one transaction); returns its run id.
+               time: _dt.datetime | str | None = None, result: Mapping[str, Any] | None = None) -> int:
+        """Store one identified run (one transaction) unless the robot has it already; returns its run id.
 
         Parameters
         ----------
@@ -499,6 +481,9 @@ class Registry:
             The recording it was identified from (stored as given).
         time : datetime or ISO 8601 str, optional
             When the run was made (default now; a naive datetime is local time); runs are ordered by it.
+        result : mapping, optional
+            ``fitted``'s result.json as written (default ``fitted.to_dict()``): stored, and its
+            :func:`~dynid.fleet.runs.result_hash` identifies the run.
 
         Raises
         ------
@@ -507,21 +492,51 @@ class Registry:
         RegistryError
             The database refused the write (nothing of the run is stored then).
         """
-        entry = run_entry(fitted, robot=robot, recording=recording, time=time)
-        result = json.dumps(fitted.to_dict(), separators=(",", ":"))
+        return self.add(fitted, robot=robot, recording=recording, time=time, result=result)[0]
+
+    def add(self, fitted: Any, *, robot: str, recording: str | os.PathLike | None = None,
+            time: _dt.datetime | str | None = None, result: Mapping[str, Any] | None = None) -> tuple[int, bool]:
+        """:meth:`record`, returning ``(run id, stored)``: ``stored`` is False when the robot already had
+        this result (same :func:`~dynid.fleet.runs.result_hash`), whose run id is returned then."""
+        result = fitted.to_dict() if result is None else result
+        entry = run_entry(fitted, robot=robot, recording=recording, time=time, result=result)
+        digest = result_hash(result)
         t = self._t
         sa = _sqlalchemy()
         with self._transaction(True, f"record a run of robot {entry['robot']!r}") as conn:
+            if self.dialect == "postgresql":   # (SQLite's writers are serialised by BEGIN IMMEDIATE)
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": int(digest[:15], 16)})
             robot_id = self._robot_id(conn, entry["robot"], entry["time"])
+            found = self._run_of(conn, robot_id, digest)
+            if found is not None:
+                return found, False
             run_id = conn.execute(sa.insert(t["runs"]).values(
                 robot_id=robot_id, time=entry["time"], model=entry["model"], friction=entry["friction"],
                 success=entry["success"], recording=entry["recording"], dynid_version=entry["dynid_version"],
-                metrics=json.dumps(entry["metrics"], separators=(",", ":")), result=result)).inserted_primary_key[0]
+                metrics=json.dumps(entry["metrics"], separators=(",", ":")),
+                result=json.dumps(jsonable(result), separators=(",", ":")), result_hash=digest,
+                config_fingerprint=entry["config_fingerprint"])).inserted_primary_key[0]
             conn.execute(sa.insert(t["parameters"]), [
                 {"run_id": run_id, "position": k, "name": name, "value": entry["parameters"][name],
                  "std": entry["std"][name], "unit": entry["units"][name], "status": entry["status"][name]}
                 for k, name in enumerate(entry["parameters"])])
-        return int(run_id)
+        return int(run_id), True
+
+    def find(self, result: Mapping[str, Any], robot: str) -> int | None:
+        """The run id of ``robot`` that holds ``result`` (a result.json's content; see
+        :func:`~dynid.fleet.runs.result_hash`), or None."""
+        sa = _sqlalchemy()
+        robots = self._t["robots"]
+        with self._transaction(False, "look the result up") as conn:
+            rid = conn.execute(sa.select(robots.c.id).where(robots.c.name == _check_robot(robot))).scalar()
+            return None if rid is None else self._run_of(conn, rid, result_hash(result))
+
+    def _run_of(self, conn, robot_id: int, digest: str) -> int | None:
+        sa = _sqlalchemy()
+        runs = self._t["runs"]
+        found = conn.execute(sa.select(runs.c.id).where(runs.c.robot_id == robot_id, runs.c.result_hash == digest)
+                             .order_by(runs.c.id).limit(1)).scalar()
+        return None if found is None else int(found)
 
     def _robot_id(self, conn, name: str, time: str) -> int:
         sa = _sqlalchemy()
@@ -559,8 +574,9 @@ class Registry:
         -------
         list of dict
             Per run: ``id, robot, time`` (UTC ISO 8601), ``model, friction, success, recording,
-            dynid_version, parameters`` (``{name: value}``, SI), ``std, units, status`` (by name) and
-            ``metrics`` (result.json's, without the diagnostics' evidence). An unknown robot has none.
+            dynid_version, parameters`` (``{name: value}``, SI), ``std, units, status`` (by name),
+            ``metrics`` (result.json's, without the diagnostics' evidence) and ``config_fingerprint``
+            (None for a run whose stored result holds no configuration). An unknown robot has none.
         """
         sa = _sqlalchemy()
         runs, robots = self._t["runs"], self._t["robots"]
@@ -575,7 +591,7 @@ class Registry:
         t = self._t
         runs, robots, params = t["runs"], t["robots"], t["parameters"]
         cols = [runs.c.id, robots.c.name, runs.c.time, runs.c.model, runs.c.friction, runs.c.success,
-                runs.c.recording, runs.c.dynid_version, runs.c.metrics]
+                runs.c.recording, runs.c.dynid_version, runs.c.metrics, runs.c.config_fingerprint]
         q = (sa.select(*cols).join(robots, runs.c.robot_id == robots.c.id).where(where)
              .order_by(runs.c.time, runs.c.id))
         pq = (sa.select(params.c.run_id, params.c.name, params.c.value, params.c.std, params.c.unit, params.c.status)
@@ -588,7 +604,8 @@ class Registry:
             out[r.id] = {"id": int(r.id), "robot": r.name, "time": r.time, "model": r.model, "friction": r.friction,
                          "success": None if r.success is None else bool(r.success), "recording": r.recording,
                          "dynid_version": r.dynid_version, "parameters": {}, "std": {}, "units": {}, "status": {},
-                         "metrics": json.loads(r.metrics) if r.metrics else {}}
+                         "metrics": json.loads(r.metrics) if r.metrics else {},
+                         "config_fingerprint": r.config_fingerprint}
         for p in prows:
             e = out.get(p.run_id)
             if e is None:  # a run committed between the two reads
@@ -600,19 +617,21 @@ class Registry:
         return list(out.values())
 
     def drift(self, robot: str) -> list[dict[str, Any]]:
-        """Each parameter of the robot's latest run against its first run (see :func:`drift_rows`).
+        """Each parameter of the robot's latest run against its first run of the same model and configuration
+        (see :meth:`comparison` and :func:`drift_rows`).
 
         Raises
         ------
         ConfigError
             The registry has no run of ``robot``.
         """
-        first, latest = self.first_and_latest(robot)
-        return drift_rows(first, latest)
+        c = self.comparison(robot)
+        return drift_rows(c.first, c.latest)
 
-    def first_and_latest(self, robot: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The robot's first and latest runs (:meth:`history` entries; the same one when it has one run),
-        read without the runs between.
+    def comparison(self, robot: str) -> Comparison:
+        """Which runs :meth:`drift` compares: the robot's latest run and its first run of the same model and
+        configuration (the latest itself when there is none), and the runs skipped, with the reason
+        (:func:`~dynid.fleet.runs.comparison`). ``first`` and ``latest`` are :meth:`history` entries.
 
         Raises
         ------
@@ -620,15 +639,37 @@ class Registry:
             The registry has no run of ``robot`` (the message lists the robots it has).
         """
         sa = _sqlalchemy()
-        runs, robots = self._t["runs"], self._t["robots"]
-        robot = _check_robot(robot)
-        rid = sa.select(robots.c.id).where(robots.c.name == robot).scalar_subquery()
+        runs = self._t["runs"]
+        robot, rid = self._robot_key(robot)
+        q = (sa.select(runs.c.id, runs.c.time, runs.c.model, runs.c.config_fingerprint)
+             .where(runs.c.robot_id == rid).order_by(runs.c.time, runs.c.id))
+        with self._transaction(False, "read the history") as conn:
+            meta = [dict(r._mapping) for r in conn.execute(q)]
+        if not meta:
+            self._no_robot(robot)
+        plan = comparison(meta)
+        found = {e["id"]: e for e in self._entries(runs.c.id.in_([plan.first["id"], plan.latest["id"]]))}
+        return replace(plan, first=found[plan.first["id"]], latest=found[plan.latest["id"]])
+
+    def first_and_latest(self, robot: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The robot's first and latest runs (:meth:`history` entries; the same one when it has one run),
+        read without the runs between, whatever their models (:meth:`comparison` picks comparable runs).
+        :class:`ConfigError` when the registry has no run of ``robot``."""
+        sa = _sqlalchemy()
+        runs = self._t["runs"]
+        robot, rid = self._robot_key(robot)
         ends = [sa.select(runs.c.id).where(runs.c.robot_id == rid).order_by(*order).limit(1).scalar_subquery()
                 for order in ((runs.c.time, runs.c.id), (runs.c.time.desc(), runs.c.id.desc()))]
         found = self._entries(runs.c.id.in_([ends[0], ends[1]]))
         if not found:
             self._no_robot(robot)
         return found[0], found[-1]
+
+    def _robot_key(self, robot: str) -> tuple[str, Any]:
+        """The checked robot id and a subquery of its row id."""
+        robots = self._t["robots"]
+        robot = _check_robot(robot)
+        return robot, _sqlalchemy().select(robots.c.id).where(robots.c.name == robot).scalar_subquery()
 
     def runs_of(self, robot: str) -> list[dict[str, Any]]:
         """:meth:`history` of one robot that must have runs (:class:`ConfigError` naming the robots there if not)."""
@@ -657,25 +698,41 @@ class Registry:
         return FittedModel.from_dict(json.loads(text), where=f"{self.display_url}, run {run_id}")
 
     def history_view(self, fitted: Any, *, robot: str, recording: str | os.PathLike | None = None,
-                     time: _dt.datetime | str | None = None) -> dict[str, Any]:
-        """What a run's report shows of its robot: the stored runs plus this one (not stored by this call).
+                     time: _dt.datetime | str | None = None, result: Mapping[str, Any] | None = None
+                     ) -> dict[str, Any]:
+        """What a run's report shows of its robot: the stored runs plus this one (not stored by this call;
+        a result the robot has already is shown as that run).
 
         Returns
         -------
         dict
             ``robot``, ``registry`` (URL without password), ``runs`` (:meth:`history` entries with their
-            ``number`` in the robot's history, 1 = first; this run last with ``"current": True``; of more
-            than :data:`VIEW_RUNS` runs the first and the latest), ``n_runs`` (all of them), ``drift``
-            (:func:`drift_rows` of this run against the robot's first run; empty when this is the first)
-            and ``sigmas`` (:data:`DRIFT_SIGMAS`).
+            ``number`` in the robot's history, 1 = first; this run with ``"current": True``, last unless
+            stored before; of more than :data:`VIEW_RUNS` runs the first and the latest), ``n_runs`` (all
+            of them), ``drift`` (:func:`drift_rows` of this run against the robot's first run of the same
+            model and configuration; empty when there is none), ``compared_with`` (that run's ``number``,
+            or None), ``comparison`` (the comparison in sentences, runs named by number) and ``sigmas``
+            (:data:`DRIFT_SIGMAS`).
         """
-        this = dict(run_entry(fitted, robot=robot, recording=recording, time=time), current=True)
-        runs = self.history(this["robot"]) + [this]
+        result = fitted.to_dict() if result is None else result
+        this = dict(run_entry(fitted, robot=robot, recording=recording, time=time, result=result), current=True)
+        runs = self.history(this["robot"])
+        stored = self.find(result, this["robot"]) if runs else None
+        at = next((k for k, run in enumerate(runs) if run["id"] == stored), None)
+        if at is None:
+            runs.append(this)
+            at = len(runs) - 1
+        else:
+            runs[at]["current"] = True
         for k, run in enumerate(runs):
             run["number"] = k + 1
+        plan = comparison(runs[:at + 1])
+        compared = plan.compared
         shown = runs if len(runs) <= VIEW_RUNS else runs[:1] + runs[len(runs) - VIEW_RUNS + 1:]
         return {"robot": this["robot"], "registry": self.display_url, "runs": shown, "n_runs": len(runs),
-                "drift": drift_rows(runs[0], this) if len(runs) > 1 else [], "sigmas": DRIFT_SIGMAS}
+                "drift": drift_rows(plan.first, plan.latest) if compared else [],
+                "compared_with": plan.first["number"] if compared else None,
+                "comparison": plan.describe(lambda run: f"run {run['number']}"), "sigmas": DRIFT_SIGMAS}
 
 
 def _reopen(url: str, create: bool) -> Registry:

@@ -666,8 +666,8 @@ def fit_consistent(plant, rows: TallRows | FactoredRows, *, lsq: LeastSquares, b
                           scale=lsq.scale, r_factor=lsq.r_factor)
     notes = [_note(consistency, linear, ratio, prior_source, options.prior_weight, method, iterations)]
     if not converged:
-        msg = (f"the physically consistent fit stopped after {iterations} iterations before converging (the estimate is "
-               "consistent but not optimal); raise max_iterations")
+        msg = (f"the physically consistent fit stopped after {iterations} iterations before converging: the estimate "
+               "is physically consistent but may not fit best (ConsistentOptions.max_iterations allows more)")
         warnings.warn(msg, stacklevel=3)
         notes.append(msg)
     if active:

@@ -187,7 +187,7 @@ def _parameters(four_axis: bool) -> tuple[Parameter, ...]:
 
 
 _NOTES = (
-    "Geometry per spec/interfaces.md §4: arm i at azimuth (i-1)*120 deg, q_i = 0 upper arm horizontal outward, "
+    "Geometry (help(dynid.models.delta)): arm i at azimuth (i-1)*120 deg, q_i = 0 upper arm horizontal outward, "
     "positive q_i lowers the elbow, elbow-out assembly, plate below the base keeping its orientation, gravity -z. "
     "Closed-form kinematics and Jacobians (dynid.models.delta.inverse_kinematics / forward_kinematics). "
     "forearm_model 'rigid' (default): each forearm is a rigid rod pair with its centre of mass at mid-rod, exact; "
@@ -241,7 +241,7 @@ class _Delta(DynamicModel):
         if missing:
             raise ConfigError(f"model {self.name!r} needs the geometry key(s) {', '.join(missing)} [m]",
                               hint="set base_radius, platform_radius, upper_arm and forearm in the configuration "
-                                   "(spec/interfaces.md §4 Delta geometry)")
+                                   "(the geometry: help(dynid.models.delta))")
         self.geometry = DeltaGeometry(*(self.option(k) for k in _GEOMETRY_KEYS))
         fm = self.option("forearm_model", "rigid")
         if fm not in ("rigid", "lumped"):
@@ -297,7 +297,7 @@ class _Delta(DynamicModel):
             if v != 0.0:
                 raise ConfigError(
                     f"model {self.name!r}: parameter {name} (DynamicParameter[{slots[name]}]) = {v:g}, but it has no "
-                    "published meaning (undocumented by softMC, spec/models.md §5) and dynid's Delta torque does "
+                    "published meaning (softMC does not document it) and dynid's Delta torque does "
                     "not use it: the value would be silently ignored",
                     hint=f"set {name} to 0 (the torque then is what dynid computes); if the controller's model "
                          "uses it, its torques differ from dynid's by that term", options=("parameters",))

@@ -437,7 +437,8 @@ def _body_prior(name: str, entry: Any) -> np.ndarray:
 
 
 _NOTES = (
-    "The 6-UPRU hexapod of Ni et al. 2025 (spec/interfaces.md §4 'Hexapod geometry'): q_i = leg length rho_i [m], "
+    "The 6-UPRU hexapod of Ni et al. 2025 (geometry: the README's section 'Parallel robots: the 6-UPRU "
+    "hexapod', help(dynid.models.hexapod)): q_i = leg length rho_i [m], "
     "tau_i = actuator force along the leg [N]. Parameters: the ten standard parameters (inertia about the body "
     "origin, first moments m*c, mass) of the cylinder (origin B_i, z along the leg, x = unit(a_i x n_i)), the rod "
     "(origin P_i, z along the leg, x = unit(n_i x R v_i)) - shared by the six legs unless identical_legs is "
@@ -496,7 +497,7 @@ class Hexapod(DynamicModel):
         if missing:
             raise ConfigError(f"model {self.name!r} needs the geometry key(s) {', '.join(missing)} [m]",
                               hint="set base_points and platform_points (6 rows of x, y, z) in the configuration "
-                                   "(spec/interfaces.md §4 Hexapod geometry)")
+                                   "(the geometry: help(dynid.models.hexapod))")
         self.geometry = HexapodGeometry.from_config(opts)
         home = opts.get("home_pose")
         if home is not None:

@@ -381,7 +381,7 @@ class Puma(_PumaBase):
     title = "PUMA 560 (6R), Armstrong-Khatib-Burdick model: 23 inertial + 5 gravity constants"
     softmc_model = 1
     notes = ("AKB frames (modified DH as Corke's mdl_puma560akb): q = 0 is the L-shaped pose, gravity along -z0. "
-             "DynamicParameter[1..23] = I1..I23 (kg m^2, corrected definitions of spec/models.md §6); "
+             "DynamicParameter[1..23] = I1..I23 (kg m^2, AKB 1986 with corrected constants: help(dynid.models.puma)); "
              "DynamicParameter[24..28] = g1..g5 (N m), the AKB gravity constants (softMC publishes no gravity "
              "numbering for model 1: this is dynid's choice). Velocity terms are the Christoffel terms of the "
              "AKB inertia matrix with exact derivatives. q_model = joint_sign*q + joint_offset, "
@@ -432,7 +432,7 @@ class PumaGravity(_PumaBase):
                    "include_g3": "true (default): also fit P5 = -g m2 l2y (AKB g3, shoulder COM offset along y2) in "
                                  "DynamicParameter[5]; false: softMC's four parameters only"}
     notes = ("Gravity + friction only, for slow motions; samples above 50 % of each axis' peak velocity are "
-             "excluded by default (softMC's upper velocity threshold). P1..P4 per spec/models.md §7 "
+             "excluded by default (softMC's upper velocity threshold). P1..P4 of the AKB gravity vector "
              "(P1 = -g1, P2 = -g4, P3 = -g2, P4 = -g5); P5 = -g3 unless include_g3 is false; 6 slots written, "
              "unused ones 0. Same frames and joint_sign/joint_offset as 'puma'.")
 

@@ -4,7 +4,9 @@ Fed by a plain mapping, what :meth:`dynid.fleet.registry.Registry.history_view` 
 ``registry`` (URL without password), ``runs`` (oldest first, this run last with ``"current": True``;
 each with ``number`` (1 = the robot's first run), ``time, model, friction, success, recording,
 parameters, metrics``), ``n_runs`` (the robot's runs, when ``runs`` leaves some out), ``drift`` (per
-parameter: ``name, unit, first, latest, change, sigma, significant, z``) and ``sigmas`` (the
+parameter: ``name, unit, first, latest, change, sigma, significant, z``), ``compared_with`` (the
+number of the run the drift is against: the robot's first of the same model and configuration; None:
+none), ``comparison`` (which runs were compared and skipped, in sentences) and ``sigmas`` (the
 significance rule). The report keeps it beside the page (``report.history.json``, tied to the
 result.json it was made with) so that ``dynid report`` renders the section again.
 """
@@ -65,7 +67,8 @@ def _shown(drift: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def history_figure(view: Mapping[str, Any]) -> FigureSpec | None:
-    """Each drawn parameter's change from the robot's first run [%], run by run (None: fewer than two runs)."""
+    """Each drawn parameter's change from the run compared with (the robot's first of the same model and
+    configuration) [%], run by run (None: fewer than two runs)."""
     runs = list(view.get("runs") or [])
     shown = _shown(view.get("drift") or [])
     if len(runs) < 2 or not shown:
@@ -82,9 +85,10 @@ def history_figure(view: Mapping[str, Any]) -> FigureSpec | None:
         traces += [Trace("line", x, y, label=label, color=color, width=1.6),
                    Trace("dots", x, y, color=color, width=6.0)]
     panel = Panel(tuple(traces), xlabel=f"run (1 = the robot's first, {n} = this run)",
-                  ylabel="change from first run [%]", xlim=(0.5, max(n, 4.5) + 0.5), height=260)
+                  ylabel=f"change from run {view.get('compared_with', 1)} [%]", xlim=(0.5, max(n, 4.5) + 0.5), height=260)
     return FigureSpec("history", f"Parameters of robot {view.get('robot', '')} over its runs", (panel,),
-                      caption="Each parameter relative to its value in the robot's first run (0 % = unchanged); "
+                      caption="Each parameter relative to its value in the run compared with, the robot's first of "
+                              "the same model and configuration (0 % = unchanged); "
                               "the parameters that drifted most, in standard deviations, are drawn.")
 
 
@@ -105,22 +109,28 @@ def history_html(view: Mapping[str, Any] | None, figure_html: str = "") -> str:
     out = [f'<section id="history"><h2>Robot history: {_e(robot)}</h2>',
            f"<p>{total} run{'s' if total != 1 else ''} of robot <b>{_e(robot)}</b> in the registry "
            f"<code>{_e(view.get('registry', ''))}</code>, this run last.</p>"]
+    ref = view.get("compared_with", 1 if len(runs) > 1 else None)   # (views kept before 'compared_with')
+    first = next((r for r in runs if r.get("number") == ref), runs[0] if runs else {})
     if len(runs) < 2:
         out.append('<p class="none">This is the robot\'s first run: later runs will be compared with it.</p>')
+    elif ref is None:
+        out.append('<p class="none">This is the robot\'s first run of this model and configuration: later runs of '
+                   'them will be compared with it.</p>')
     else:
         flagged = [d for d in drift if d.get("significant")]
-        first = runs[0]
         if flagged:
             parts = ", ".join(f"<code>{_e(d['name'])}</code>" + (f" ({100 * r:+.1f} %)" if (r := _relative(d)) is not None
                                                                   else "") for d in flagged)
-            out.append(f'<p class="bad">Drift against the first run ({_e(_when(first.get("time")))} UTC): {parts} '
+            out.append(f'<p class="bad">Drift against run {ref} ({_e(_when(first.get("time")))} UTC): {parts} '
                        f"changed by more than {sigmas:g} combined standard deviations. Growing friction is the "
                        "classic sign of wear; a changed rigid-body parameter points to a changed payload, tool or "
                        "configuration.</p>")
         else:
             out.append(f'<p class="none">No parameter changed by more than {sigmas:g} combined standard deviations '
-                       f"since the first run ({_e(_when(first.get('time')))} UTC).</p>")
+                       f"since run {ref} ({_e(_when(first.get('time')))} UTC).</p>")
         out.append(figure_html)
+    if len(view.get("comparison") or ()) > 1:      # runs skipped, or compared by model alone
+        out.append('<p class="note">' + "; ".join(_e(line) for line in view["comparison"]) + ".</p>")
     listed = runs[-MAX_RUNS:]
     rows = []
     for pos, r in enumerate(listed, start=len(runs) - len(listed) + 1):
@@ -143,10 +153,11 @@ def history_html(view: Mapping[str, Any] | None, figure_html: str = "") -> str:
                          _num(d.get("latest")), "—" if d.get("change") is None else f"{d['change']:+.4g}",
                          _num(d.get("sigma"), 3), "—" if z is None else f"{z:+.1f}",
                          '<span class="bad">drift</span>' if d.get("significant") else ""))
-        out.append(f"<h3>This run against the first</h3><p>Change = this run − first run; σ = √(std<sub>first</sub>² + "
+        out.append(f"<h3>This run against run {ref}</h3><p>Run {ref} is the robot's first run of the same model and "
+                   f"configuration. Change = this run − run {ref}; σ = √(std<sub>first</sub>² + "
                    f"std<sub>this</sub>²); a parameter drifted when |change| &gt; {sigmas:g} σ (held parameters have "
                    "no σ).</p>")
-        out.append(_table(["parameter", "unit", "first run", "this run", "change", "σ", "change/σ", ""], rows))
+        out.append(_table(["parameter", "unit", f"run {ref}", "this run", "change", "σ", "change/σ", ""], rows))
     out.append("</section>")
     return "".join(out)
 

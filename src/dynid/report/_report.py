@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -72,7 +72,7 @@ def render_report(result_dir: str | Path | ReportData, *, validation: Validation
 
 def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, *, out: str | Path | None = None,
                  validation: Validation | None = None, dpi: int = 150, history: Any = None,
-                 staging: Staging | None = None) -> Path:
+                 staging: Staging | None = None, progress: Callable[[str, float], None] | None = None) -> Path:
     """Write ``report.html`` into the result folder (or to ``out``), and PNG figures into ``figures_dir``.
 
     Parameters
@@ -94,6 +94,8 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
         Stage the report (and its figures) there, for the caller to commit with the run it shows: a
         ``result.json`` (and REC) staged there and not yet committed is what the report reads. Default: written
         here.
+    progress : callable(stage, fraction), optional
+        Called as the report is made (reading the REC, the figures, the PNGs, the page).
 
     Returns
     -------
@@ -119,10 +121,13 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
     if staging is None:
         with Staging() as own:
             path = write_report(result_dir, figures_dir, out=out, validation=validation, dpi=dpi, history=history,
-                                staging=own)
+                                staging=own, progress=progress)
             own.commit()
         return path
+    step = progress or (lambda stage, fraction: None)
+    step("reading the result and the REC", 0.0)
     data = _staged_data(result_dir, staging)
+    step("the figures", 0.4)
     path = Path(out) if out is not None else data.shown_result_path.parent / REPORT_NAME
     stored = validation_path(path)
     if validation is not None:
@@ -142,7 +147,9 @@ def write_report(result_dir: str | Path, figures_dir: str | Path | None = None, 
     if figures_dir is not None:
         from ._png import write_pngs
 
+        step("the PNG figures", 0.6)
         write_pngs(figs.all(), figures_dir, dpi=dpi, staging=staging)
+    step("the page", 0.8)
     staging.write(path, render_html(data, figs, validation, history).encode("utf-8"))
     return path
 

@@ -142,7 +142,7 @@ def torque_factor_screw_softmc(mkt: float, micont_ma: float, sl_mm: float, gear_
     """
     warnings.warn("softMC-compatible screw TorqueFactor 1e6*SL/(MKT*MICONT*GR): with SL in mm/rev it is "
                   f"2000*pi = {SCREW_SOFTMC_RATIO:.1f} times the first-principles factor (F = T*2*pi/lead); "
-                  "the feedback is then not in N. Prefer torque_factor_screw (dynid units screw without --softmc)",
+                  "the feedback is then not in N. Prefer the first-principles factor (torque_factor_screw)",
                   SoftmcUnitWarning, stacklevel=2)
     return 1e6 * _positive("sl_mm", sl_mm) / (
         _positive("mkt", mkt) * _positive("micont_ma", micont_ma) * _positive("gear_ratio", gear_ratio))

@@ -477,7 +477,7 @@ def _centred_mean(u: np.ndarray, s: int) -> np.ndarray:
 def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains: ServoGains,
                     drive: DriveOptions = DriveOptions(), *, feedforward=None, monitor=None,
                     external_torque: Callable[[float, np.ndarray], None] | None = None,
-                    seed: int | None = 0) -> ClosedLoopRun:
+                    seed: int | None = 0, progress: Callable[[str, float], None] | None = None) -> ClosedLoopRun:
     """Simulate the robot under the cascaded servo following ``command``.
 
     Parameters
@@ -501,6 +501,8 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
         :class:`ExternalStep`); called at every drive step, not measured by the drive.
     seed : int, optional
         Seed of the noise.
+    progress : callable(stage, fraction), optional
+        Called about every 2 % of the cycles.
 
     Returns
     -------
@@ -574,7 +576,10 @@ def run_closed_loop(plant: Plant, theta: npt.ArrayLike, command: Command, gains:
     drive_tq = np.empty(n)
     unsat = np.empty(n, dtype=bool)
     neg_lim = -lim
+    stride = max(N // 50, 1)
     for k in range(N):  # the control loop is inherently sequential
+        if progress is not None and k % stride == 0:
+            progress(f"cycle {k} of {N}", k / N)
         if ffs is not None:
             ff_status[k] = int(feedforward.step(ffs, command.q[k], command.qd[k], command.qdd[k]))
             np.copyto(tadd, ffs.taddcmd)

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._progress import ProgressCallback, part
 from ..errors import ConfigError
 from ..identification.pipeline import Identification, IdentifyOptions, identify
 from ..models import Plant, make_model
@@ -226,10 +227,12 @@ ROBOTS: dict[str, RobotSpec] = {"scara": _SCARA, "delta": _DELTA, "puma": _PUMA}
 # --------------------------------------------------------------------------- identification
 
 def identify_robot(spec: RobotSpec, *, seed: int = 0, sample_period: float = 1e-3,
-                   substeps: int | None = None) -> tuple[Identification, ClosedLoopRun]:
+                   substeps: int | None = None, progress: ProgressCallback | None = None
+                   ) -> tuple[Identification, ClosedLoopRun]:
     """Simulate the SineWave identification run of ``spec`` in closed loop and identify it with dynid.
 
-    Returns the :class:`~dynid.identification.pipeline.Identification` and the simulated run.
+    Returns the :class:`~dynid.identification.pipeline.Identification` and the simulated run;
+    ``progress(stage, fraction)`` is called as they go.
     """
     plant, theta = spec.true_plant()
     motion = SineMotion(spec.ident_start, spec.ident_target, spec.ident_freqs_hz, record_s=spec.ident_record_s,
@@ -237,9 +240,9 @@ def identify_robot(spec: RobotSpec, *, seed: int = 0, sample_period: float = 1e-
     t = np.arange(int(round(motion.duration / sample_period)) + 1) * sample_period
     q, qd, qdd = motion.command(t)
     run = run_closed_loop(plant, theta, Command(t, q, qd, qdd), spec.gains(), spec.drive(sample_period, substeps),
-                          seed=seed)
+                          seed=seed, progress=part(progress, 0.0, 0.7, "identification run: "))
     rec = run.to_recording(start_s=spec.ident_settle_s)
-    ident = identify(rec, spec.ident_plant(), IdentifyOptions())
+    ident = identify(rec, spec.ident_plant(), IdentifyOptions(), progress=part(progress, 0.7, 1.0, "identifying: "))
     return ident, run
 
 
@@ -358,12 +361,15 @@ def _degrade(ident: Identification, model_error: float, seed: int):
 
 
 def _with_without(spec: RobotSpec, ident: Identification, cmd: Command, *, payload_mass: float = 0.0,
-                  seed: int = 1, substeps: int | None = None, model_error: float = 0.0):
+                  seed: int = 1, substeps: int | None = None, model_error: float = 0.0,
+                  progress: ProgressCallback | None = None):
     plant, theta = spec.true_plant(payload_mass=payload_mass)
     ff = FeedForward.from_result(_degrade(ident, model_error, seed), delay_cycles=3, payload_mass=payload_mass)
     gains, drive = spec.gains(), spec.drive(substeps=substeps)
-    without = run_closed_loop(plant, theta, cmd, gains, drive, seed=seed)
-    with_ = run_closed_loop(plant, theta, cmd, gains, drive, feedforward=ff, seed=seed)
+    without = run_closed_loop(plant, theta, cmd, gains, drive, seed=seed,
+                              progress=part(progress, 0.0, 0.5, "run without the model: "))
+    with_ = run_closed_loop(plant, theta, cmd, gains, drive, feedforward=ff, seed=seed,
+                            progress=part(progress, 0.5, 1.0, "run with the model: "))
     return without, with_, gains, drive
 
 
@@ -380,9 +386,9 @@ def _setup(spec: RobotSpec, gains: ServoGains, drive: DriveOptions, **extra) -> 
 
 # --------------------------------------------------------------------------- the scenarios
 
-def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra, model_error=0.0, seed=0):
+def _move_result(name, spec, ident, cmd, pesettle, payload_mass, extra, model_error=0.0, seed=0, progress=None):
     without, with_, gains, drive = _with_without(spec, ident, cmd, payload_mass=payload_mass,
-                                                 model_error=model_error, seed=seed + 1)
+                                                 model_error=model_error, seed=seed + 1, progress=progress)
     pe = _user_units(spec, pesettle)
     s_without = settling_time(without.t, without.position_error, cmd.t_end, pe, TIMESETTLE_S)
     s_with = settling_time(with_.t, with_.position_error, cmd.t_end, pe, TIMESETTLE_S)
@@ -412,35 +418,35 @@ def _line_move(start_m, end_m, *, speed: float, acceleration: float, jerk: float
     return prof, line_path(start_m, end_m, prof), info
 
 
-def scara_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
+def scara_move(*, seed: int = 0, model_error: float = 0.0, progress: ProgressCallback | None = None) -> ScenarioResult:
     """600 mm straight line at 900 mm/s with a 1 kg payload (PESETTLE 0.001)."""
     spec = _SCARA
-    ident, _ = identify_robot(spec, seed=seed)
+    ident, _ = identify_robot(spec, seed=seed, progress=part(progress, 0.0, 0.6))
     prof, (p, pd, pdd), move = _line_move([0.42, -0.30], [0.42, 0.30], speed=0.9, acceleration=8.0, jerk=160.0)
     q, qd, qdd = scara_ik(spec.config["L1"], spec.config["L2"], p, pd, pdd)
     z = np.zeros((prof.t.size, 1))
     cmd = Command(prof.t, np.hstack([q, z + 0.05, z]), np.hstack([qd, z, z]), np.hstack([qdd, z, z]), prof.t_end)
     move["move"]["z_m"] = 0.05
-    return _move_result("scara-move", spec, ident, cmd, 0.001, 1.0, move, model_error, seed)
+    return _move_result("scara-move", spec, ident, cmd, 0.001, 1.0, move, model_error, seed, part(progress, 0.6, 1.0))
 
 
-def delta_move(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
+def delta_move(*, seed: int = 0, model_error: float = 0.0, progress: ProgressCallback | None = None) -> ScenarioResult:
     """550 mm straight line at 3000 mm/s (PESETTLE 0.05)."""
     from ..models.delta import cartesian_to_joint
 
     spec = _DELTA
-    ident, _ = identify_robot(spec, seed=seed)
+    ident, _ = identify_robot(spec, seed=seed, progress=part(progress, 0.0, 0.6))
     prof, (p, pd, pdd), move = _line_move([-0.275, 0.0, -0.8], [0.275, 0.0, -0.8], speed=3.0, acceleration=50.0,
                                           jerk=2500.0)
     q, qd, qdd = cartesian_to_joint(spec.ident_plant().model.geometry, p, pd, pdd)
     cmd = Command(prof.t, q, qd, qdd, prof.t_end)
-    return _move_result("delta-move", spec, ident, cmd, 0.05, 0.0, move, model_error, seed)
+    return _move_result("delta-move", spec, ident, cmd, 0.05, 0.0, move, model_error, seed, part(progress, 0.6, 1.0))
 
 
-def puma_hold(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
+def puma_hold(*, seed: int = 0, model_error: float = 0.0, progress: ProgressCallback | None = None) -> ScenarioResult:
     """Axis 3 oscillates (SineWave 0..90 deg at 0.5 Hz), axis 2 holds 0: axis-2 peak-to-peak error."""
     spec = _PUMA
-    ident, _ = identify_robot(spec, seed=seed)
+    ident, _ = identify_robot(spec, seed=seed, progress=part(progress, 0.0, 0.6))
     Ts = 1e-3
     n = 6
     start = np.zeros(n)
@@ -453,7 +459,8 @@ def puma_hold(*, seed: int = 0, model_error: float = 0.0) -> ScenarioResult:
     hold[2] = False
     q[:, hold], qd[:, hold], qdd[:, hold] = start[hold], 0.0, 0.0
     cmd = Command(t, q, qd, qdd, None)
-    without, with_, gains, drive = _with_without(spec, ident, cmd, model_error=model_error, seed=seed + 1)
+    without, with_, gains, drive = _with_without(spec, ident, cmd, model_error=model_error, seed=seed + 1,
+                                                 progress=part(progress, 0.6, 1.0))
     t_from = 2.0                                   # after the start transient: two full oscillations
     p2p_without = float(peak_to_peak(without.position_error[:, 1], without.t, t_from)[0])
     p2p_with = float(peak_to_peak(with_.position_error[:, 1], with_.t, t_from)[0])
@@ -503,12 +510,13 @@ def _replay_run(monitor, run: ClosedLoopRun, delay: int):
 
 
 def scara_collision(*, seed: int = 0, duration_s: float = 60.0, collision_joint: int = 0,
-                    step_fraction: float = 0.2, collision_s: float = 0.3) -> ScenarioResult:
+                    step_fraction: float = 0.2, collision_s: float = 0.3,
+                    progress: ProgressCallback | None = None) -> ScenarioResult:
     """False alarms over ``duration_s`` of collision-free pick-and-place moves, then the same moves with
     an external torque step of ``step_fraction`` × the joint's peak torque (in the collision-free run),
     opposing the joint's motion, lasting ``collision_s`` (the robot would be stopped by then)."""
     spec = _SCARA
-    ident, _ = identify_robot(spec, seed=seed)
+    ident, _ = identify_robot(spec, seed=seed, progress=part(progress, 0.0, 0.25))
     thr = thresholds_from_identification(ident)
     monitor = thr.monitor
     Ts = 1e-3
@@ -516,7 +524,8 @@ def scara_collision(*, seed: int = 0, duration_s: float = 60.0, collision_joint:
     plant, theta = spec.true_plant()
     ff = FeedForward.from_result(ident, delay_cycles=3)
     gains, drive = spec.gains(), spec.drive()
-    free = run_closed_loop(plant, theta, cmd, gains, drive, feedforward=ff, monitor=monitor, seed=seed + 11)
+    free = run_closed_loop(plant, theta, cmd, gains, drive, feedforward=ff, monitor=monitor, seed=seed + 11,
+                           progress=part(progress, 0.25, 0.85, "collision-free run: "))
     free_events = _replay_run(monitor, free, ff.delay_cycles).detections
     peak = float(np.abs(free.tfb[:, collision_joint]).max())
     # the collision: during the third move, when the joint moves fastest
@@ -529,7 +538,7 @@ def scara_collision(*, seed: int = 0, duration_s: float = 60.0, collision_joint:
     direction = -np.sign(c_cmd.qd[k_on, collision_joint]) or -1.0
     step = ExternalStep(t_on, collision_joint, float(direction * step_fraction * peak), t_on + collision_s)
     hit = run_closed_loop(plant, theta, c_cmd, gains, drive, feedforward=ff, monitor=monitor,
-                          external_torque=step, seed=seed + 12)
+                          external_torque=step, seed=seed + 12, progress=part(progress, 0.85, 1.0, "collision run: "))
     rows = np.nonzero(hit.alarm.any(axis=1) & (hit.t >= t_on))[0]
     # the controller learns the alarm of cycle k at the next cycle: + Ts
     delay = float(hit.t[rows[0]] - t_on + Ts) if rows.size else float("nan")
@@ -575,7 +584,8 @@ def run_scenario(name: str, *, seed: int = 0, **kwargs) -> ScenarioResult:
     """Run a built-in scenario by name (see :data:`SCENARIOS`).
 
     ``kwargs`` go to the scenario function, e.g. ``model_error=0.2`` for the moves (the identified model
-    parameters scaled by a seeded random factor in [0.8, 1.2] before use: a deliberately worse model).
+    parameters scaled by a seeded random factor in [0.8, 1.2] before use: a deliberately worse model), or
+    ``progress`` (a ``progress(stage, fraction)`` callback: the identification run, the fit, the servo runs).
     """
     try:
         fn = SCENARIOS[name]

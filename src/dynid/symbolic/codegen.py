@@ -30,6 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -230,8 +231,10 @@ def _header_comment(fitted, ops: int, reps: int) -> list[str]:
             f"friction model: {fitted.plant.friction.spec}; {reps} common sub-expressions, {ops} operations"]
 
 
-def generate_code(fitted, lang: str, *, name: str = "dynid_model") -> GeneratedCode:
-    """Source code of ``fitted``'s torque in ``lang`` (module docstring).
+def generate_code(fitted, lang: str, *, name: str = "dynid_model",
+                  progress: Callable[[str, float], None] | None = None) -> GeneratedCode:
+    """Source code of ``fitted``'s torque in ``lang`` (module docstring); ``progress(stage, fraction)`` is
+    called as it goes (the symbolic torque, then the common sub-expressions and the printing).
 
     Raises
     ------
@@ -246,7 +249,10 @@ def generate_code(fitted, lang: str, *, name: str = "dynid_model") -> GeneratedC
     check_name(name)
     _check_finite(fitted)
     t0 = time.perf_counter()
+    step = progress or (lambda stage, fraction: None)
+    step("the symbolic torque", 0.0)
     q, dq, ddq, rigid, friction = torque_expressions(fitted)
+    step(f"common sub-expressions and {lang} source", 0.4)
     tau = [r + f for r, f in zip(rigid, friction)]
     n = len(tau)
     notes = []
@@ -256,6 +262,7 @@ def generate_code(fitted, lang: str, *, name: str = "dynid_model") -> GeneratedC
         files, ops, nrep = _st_files(fitted, q, dq, ddq, tau, name)
     else:
         files, ops, nrep = _py_files(fitted, q, dq, ddq, tau, name)
+    step("generated", 1.0)
     return GeneratedCode(lang, files, n, ops, nrep, time.perf_counter() - t0, notes)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import sympy as sp
@@ -66,21 +66,31 @@ class Derivation:
     def n_joints(self) -> int:
         return len(self.joints)
 
-    def to_json(self) -> dict[str, Any]:
-        """Strings SymPy parses (spec/interfaces.md §5 ``dynid derive --json``), plus the D_ijk, the regressor
-        and what the symbols are."""
-        s = str
+    def to_json(self, progress: Callable[[str, float], None] | None = None) -> dict[str, Any]:
+        """Strings SymPy parses (``dynid derive --json``), plus the D_ijk, the regressor and what the symbols are.
+
+        ``progress(stage, fraction)`` is called as the expressions are printed (a 6-joint arm's take minutes;
+        the fraction counts their tree nodes)."""
+        n = self.n_joints
+        groups = {"torques": list(self.tau), "mass matrix": list(_flat(self.mass_matrix)),
+                  "gravity terms": list(self.gravity), "base parameters": list(self.base_parameters),
+                  "velocity products": list(_flat(self.coriolis)), "regressor": list(_flat(self.regressor or []))}
+        sizes = _tree_sizes(groups)
+        for big in ("velocity products", "regressor"):   # left out above PRINT_LIMIT nodes
+            if sum(sizes[big]) > PRINT_LIMIT:
+                groups[big] = sizes[big] = None
+        text = _print_all(groups, sizes, progress)
+        cols = len(self.regressor[0]) if self.regressor else 0
         return {
-            "joints": self.n_joints,
+            "joints": n,
             "parameters": list(self.parameters),
-            "tau": [s(e) for e in self.tau],
-            "mass_matrix": [[s(e) for e in row] for row in self.mass_matrix],
-            "gravity": [s(e) for e in self.gravity],
-            "base_parameters": [s(e) for e in self.base_parameters],
-            "coriolis": ([[[s(e) for e in row] for row in mat] for mat in self.coriolis]
-                         if tree_size([e for m in self.coriolis for r in m for e in r]) <= PRINT_LIMIT else None),
-            "regressor": ([[s(e) for e in row] for row in self.regressor]
-                          if tree_size([e for r in self.regressor for e in r]) <= PRINT_LIMIT else None),
+            "tau": text["torques"],
+            "mass_matrix": _rows(text["mass matrix"], n),
+            "gravity": text["gravity terms"],
+            "base_parameters": text["base parameters"],
+            "coriolis": None if text["velocity products"] is None else
+            [_rows(text["velocity products"][i * n * n:(i + 1) * n * n], n) for i in range(n)],
+            "regressor": None if text["regressor"] is None else _rows(text["regressor"], cols),
             "model": self.model, "method": self.method, "numeric": self.numeric,
             "symbols": {"q": [str(x) for x in self.q], "dq": [str(x) for x in self.dq],
                         "ddq": [str(x) for x in self.ddq], "g": "g",
@@ -89,9 +99,10 @@ class Derivation:
             "time_s": self.time_s,
         }
 
-    def to_markdown(self) -> str:
+    def to_markdown(self, progress: Callable[[str, float], None] | None = None) -> str:
         """The derivation for people: symbols, then each quantity as LaTeX, long ones through common
-        sub-expressions (``sympy.cse``)."""
+        sub-expressions (``sympy.cse``); ``progress(stage, fraction)`` is called per section."""
+        step = progress or (lambda stage, fraction: None)
         lines = [f"# {self.model}: closed-form dynamic model ({self.method})", ""]
         if self.geometry:
             lines += [f"Geometry: {self.geometry}.", ""]
@@ -101,16 +112,22 @@ class Derivation:
         if self.numeric:
             lines += ["", "Parameter values substituted (`--numeric`)."]
         lines += ["", "$\\tau_i = \\sum_j D_{ij} \\ddot q_j + \\sum_{j,k} D_{ijk} \\dot q_j \\dot q_k + D_i$", ""]
+        step("the mass matrix", 0.0)
         lines += _block("Mass matrix $D_{ij}$", {f"D_{{{i + 1}{j + 1}}}": e for i, row in enumerate(self.mass_matrix)
                                                 for j, e in enumerate(row) if j >= i})
+        step("the velocity products", 0.2)
         lines += _block("Velocity products $D_{ijk}$ (non-zero, $j \\le k$)",
                         {f"D_{{{i + 1}{j + 1}{k + 1}}}": e for i, mat in enumerate(self.coriolis)
                          for j, row in enumerate(mat) for k, e in enumerate(row) if k >= j and e != 0})
+        step("the gravity terms", 0.4)
         lines += _block("Gravity $D_i$", {f"D_{{{i + 1}}}": e for i, e in enumerate(self.gravity)})
+        step("the torques", 0.5)
         lines += _block("Torques", {f"\\tau_{{{i + 1}}}": e for i, e in enumerate(self.tau)})
+        step("the regressor", 0.7)
         lines += _block("Regressor $Y_{ik}$ (non-zero), $\\tau = Y p$",
                         {f"Y_{{{i + 1},{k + 1}}}": e for i, row in enumerate(self.regressor) for k, e in enumerate(row)
                          if e != 0})
+        step("the base parameters", 0.95)
         lines += ["## Base parameters", ""] + [f"- $\\beta_{{{k + 1}}} = {sp.latex(e)}$"
                                                 for k, e in enumerate(self.base_parameters)]
         if self.notes:
@@ -122,6 +139,11 @@ class Derivation:
 def tree_size(exprs) -> int:
     """Nodes of the expressions printed as trees (shared branches counted each time, as a printer does);
     computed over the distinct sub-trees, so it costs little even where printing would cost minutes."""
+    return sum(_tree_sizes({"": list(exprs)})[""])
+
+
+def _tree_sizes(groups: dict) -> dict:
+    """:func:`tree_size` of each expression of each group (``{name: list}``), one memo for them all."""
     memo: dict = {}
 
     def size(e) -> int:
@@ -130,7 +152,31 @@ def tree_size(exprs) -> int:
             hit = memo[e] = 1 + sum(size(a) for a in e.args)
         return hit
 
-    return sum(size(sp.sympify(e)) for e in exprs)
+    return {name: [size(sp.sympify(e)) for e in exprs] for name, exprs in groups.items()}
+
+
+def _print_all(groups: dict, sizes: dict, progress: Callable[[str, float], None] | None) -> dict:
+    """``str`` of every expression of every group (None stays None), reporting the printed share of the nodes."""
+    total = max(sum(sum(v) for v in sizes.values() if v is not None), 1)
+    done = 0
+    out: dict = {}
+    for name, exprs in groups.items():
+        if exprs is None:
+            out[name] = None
+            continue
+        out[name] = []
+        for e, k in zip(exprs, sizes[name]):
+            if progress is not None:
+                progress(f"printing the {name}", done / total)
+            out[name].append(str(e))
+            done += k
+    if progress is not None:
+        progress("printed", 1.0)
+    return out
+
+
+def _rows(items: list, width: int) -> list:
+    return [items[k:k + width] for k in range(0, len(items), width)] if width else []
 
 
 PRINT_LIMIT = 400_000
@@ -270,7 +316,8 @@ def _solve_split(A: sp.Matrix, b: sp.Matrix, g: sp.Symbol):
 
 # ------------------------------------------------------------------------------------------ derive
 
-def derive(model, *, method: str = "newton-euler", numeric: bool = False) -> Derivation:
+def derive(model, *, method: str = "newton-euler", numeric: bool = False,
+           progress: Callable[[str, float], None] | None = None) -> Derivation:
     """Derive the closed-form model of ``model`` (module docstring).
 
     Parameters
@@ -281,6 +328,8 @@ def derive(model, *, method: str = "newton-euler", numeric: bool = False) -> Der
     numeric : bool
         Substitute the parameter values: a URDF's (or DH ``links``) inertias, else the configuration's
         ``parameters``.
+    progress : callable(stage, fraction), optional
+        Called as the derivation goes (the torques, the terms read off them, the base parameters).
 
     Raises
     ------
@@ -288,10 +337,13 @@ def derive(model, *, method: str = "newton-euler", numeric: bool = False) -> Der
         A model without a geometric derivation; ``numeric`` without values for every parameter.
     """
     t0 = time.perf_counter()
+    step = progress or (lambda stage, fraction: None)
     n, P = model.n_joints, model.n_params
     g = sp.Symbol("g", positive=True)
     p = [sp.Symbol(f"p{k + 1}", real=True) for k in range(P)]
+    step(f"torques ({method})", 0.0)
     tau, Y, terms, (q, dq, ddq), geometry = symbolic_torque(model, p, g, method)
+    step("torques derived", 0.4)
     notes = []
     values = None
     if numeric:
@@ -310,7 +362,8 @@ def derive(model, *, method: str = "newton-euler", numeric: bool = False) -> Der
     if terms is not None:
         M, C, G = terms.D, terms.C, terms.G
     else:
-        M, C, G = _read_off(tau, q, dq, ddq, g)
+        M, C, G = _read_off(tau, q, dq, ddq, g, lambda stage, f: step(stage, 0.4 + 0.4 * f))
+    step("base parameters", 0.8)
     every = [e for e in _flat([M, C, G, tau, Y])]
     if tree_size(every) <= TIDY_TOTAL:   # a small model: simplified entries read like a textbook's
         M, C, G, tau, Y = _tidy(M), _tidy(C), _tidy(G), _tidy(tau), _tidy(Y)
@@ -319,6 +372,7 @@ def derive(model, *, method: str = "newton-euler", numeric: bool = False) -> Der
         notes.append("mass matrix, D_ijk and gravity are the trace form's own terms")
     else:
         notes.append("mass matrix, D_ijk and gravity read off the Newton-Euler torques")
+    step("derived", 1.0)
     return Derivation(model.name, method, tuple(j.name for j in model.joints), model.param_names, q, dq, ddq, g, p,
                       tau, M, C, G, Y, base, numeric, geometry, notes, time.perf_counter() - t0)
 
@@ -406,15 +460,18 @@ def substitute(exprs: list, mapping: dict) -> list:
     return [walk(sp.sympify(e)) for e in exprs]
 
 
-def _read_off(tau, q, dq, ddq, g):
+def _read_off(tau, q, dq, ddq, g, progress: Callable[[str, float], None]):
     """Mass matrix, ``D_ijk`` and gravity terms from the torques by substitution (affine in q̈, quadratic in
     q̇): differences against the torque at rest, so parameters that carry ``g`` themselves (a catalogue's
-    ``g*M3``) stay in the gravity terms."""
+    ``g*M3``) stay in the gravity terms. ``progress`` counts the substitutions."""
     n = len(tau)
     za = {x: 0 for x in ddq}
     rest = substitute(tau, {**{x: 0 for x in dq}, **za})
+    planned, done = 2 * n + n * (n - 1) // 2, [0]
 
     def at(vel: dict, acc: dict) -> list:
+        progress("reading off the mass matrix and velocity terms", done[0] / planned)
+        done[0] += 1
         return [e - r for e, r in zip(substitute(tau, {**{x: vel.get(k, 0) for k, x in enumerate(dq)},
                                                        **{x: acc.get(k, 0) for k, x in enumerate(ddq)}}), rest)]
 
