@@ -271,7 +271,7 @@ class Identifier:
                 return self._fit(recording, progress, out_dir)
             except BaseException:           # (an error or Ctrl-C: the REC begun for write() is removed)
                 if getattr(self, "_rec", None) is not None:
-                    self._rec.drop()
+                    self._rec.drop(wait=True)
                 raise
 
     def _fit(self, recording, progress, out_dir=None) -> "Identifier":

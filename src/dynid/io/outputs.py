@@ -386,11 +386,20 @@ class RecAhead:
         except Exception:
             return {}
 
-    def drop(self) -> None:
-        """Remove what was begun or made and not taken (once its job is done)."""
+    def drop(self, wait: bool = False) -> None:
+        """Remove what was begun or made and not taken (once its job is done; ``wait``: before returning — a failed
+        fit leaves nothing behind by the time its error is reported)."""
         for pending in (self._begun, self._ready):
-            if pending is not None:
+            if pending is None:
+                continue
+            if not wait:
                 _drop_when_done(pending[-1])
+                continue
+            try:
+                result = pending[-1].result()
+            except BaseException:
+                continue
+            _drop(result)
         self._begun = self._ready = None
 
 
