@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+from speed import run_process
 
 ROWS_PER_WRITE = 500_000
 
@@ -105,16 +104,6 @@ def write_csv(path: Path, rows: int, joints: int) -> None:
     tmp.replace(path)
 
 
-def run(cmd: list[str]) -> tuple[int, float, float, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    return os.waitstatus_to_exitcode(status), wall, usage.ru_maxrss / 1024.0, err
-
-
 def quality(out: Path, joints: int) -> str:
     result = json.loads((out / "result.json").read_text())
     values = dict(zip(result["parameters"]["names"], result["parameters"]["values"]))
@@ -151,8 +140,8 @@ def main(argv=None) -> int:
             if not path.exists():
                 write_csv(path, rows, joints)
             out = work / f"out_{joints}j_{rows}"
-            code, wall, peak, err = run([sys.executable, "-m", "dynid.cli.main", "identify", str(path), *model,
-                                         "--no-report", "--quiet", "--out", str(out)])
+            code, wall, peak, err = run_process([sys.executable, "-m", "dynid.cli.main", "identify", str(path),
+                                                 *model, "--no-report", "--quiet", "--out", str(out)])
             verdict = ("SUCCEEDED" if code == 0 else "FAILED") + ("; " + quality(out, joints) if code in (0, 1) else
                                                                  f"; exit {code}: {err.strip()[-200:]}")
             print(f"{rows:>10} {joints:>6} {path.stat().st_size / 1e6:>8.0f} {wall:>8.1f} {1e6 * wall / rows:>8.2f} "

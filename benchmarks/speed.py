@@ -56,8 +56,8 @@ def make_recording(path: Path, n: int, dt: float = 1e-3, seed: int = 0) -> None:
     path.write_bytes(header.encode() + format_rows(np.column_stack([t, q, tau])))
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float]:
-    """Wall time [s] and peak resident memory [MiB] of ``cmd`` (via os.wait4)."""
+def run_process(cmd: list[str]) -> tuple[int, float, float, str]:
+    """Exit status, wall time [s], peak resident memory [MiB] and standard error of ``cmd`` (via os.wait4)."""
     # as an installed package runs: byte-compiled modules (pip compiles them at install), so a
     # PYTHONDONTWRITEBYTECODE of the developer's shell is not inherited
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -66,9 +66,15 @@ def run_measured(cmd: list[str]) -> tuple[float, float]:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
+    return os.waitstatus_to_exitcode(status), wall, usage.ru_maxrss / 1024.0, err
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float]:
+    """Wall time [s] and peak resident memory [MiB] of ``cmd``, which must end with status 0 or 1."""
+    code, wall, peak, err = run_process(cmd)
+    if code not in (0, 1):
         raise RuntimeError(f"{' '.join(cmd)} failed: {err[-800:]}")
-    return wall, usage.ru_maxrss / 1024.0
+    return wall, peak
 
 
 def regressor_throughput(n: int) -> dict[str, float]:

@@ -94,10 +94,7 @@ def identify(rec: Recording, plant: Plant, options: IdentifyOptions = IdentifyOp
     if options.select_cutoff or plant.auto_friction or ridge:
         sel = select_auto(rec, plant, options, cutoff=options.select_cutoff, friction=plant.auto_friction,
                           ridge=ridge, progress=progress)
-        options = replace(options, select_cutoff=False, select_regularization=False, prior_regularization=sel.ridge,
-                          conditioning=replace(options.conditioning, cutoff_hz=sel.cutoff_hz))
-        if plant.auto_friction:
-            plant = Plant(plant.model.with_config(friction=sel.friction))
+        plant, options = sel.applied(plant, options)
         notes.append(sel.note())
         selections["selection"] = sel.to_dict()
     if final is fit_once:

@@ -265,6 +265,15 @@ class AutoSelection:
         return (f"chosen by held-out error (two folds, {len(self.scores)} combinations): " + ", ".join(parts)
                 + f"; held-out NRMSE {100 * best:.3f} %")
 
+    def applied(self, plant: Plant, options: IdentifyOptions) -> tuple[Plant, IdentifyOptions]:
+        """``plant`` and ``options`` with the choices made: the cutoff and regularisation fixed, the friction model
+        where the plant let the data choose it."""
+        options = replace(options, select_cutoff=False, select_regularization=False, prior_regularization=self.ridge,
+                          conditioning=replace(options.conditioning, cutoff_hz=self.cutoff_hz))
+        if plant.auto_friction:
+            plant = Plant(plant.model.with_config(friction=self.friction))
+        return plant, options
+
     def to_dict(self) -> dict:
         return {"cutoff_hz": self.cutoff_hz, "friction": self.friction, "prior_regularization": self.ridge,
                 "default_cutoff_hz": self.default_hz,

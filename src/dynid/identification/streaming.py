@@ -34,7 +34,6 @@ repaired).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -48,7 +47,7 @@ from ..threads import blas_single_threaded, num_threads
 from ..signal.blocks import (BlockPlan, Extended, Sample, Spectrum, StepMedian, condition_block, extended_blocks,
                              margin_rows)
 from ..signal.conditioning import (MAX_CUTOFF_SHARE, Conditioned, ConditioningOptions, butterworth_filtfilt,
-                                   filter_signals, gate_from, stick_cutoff)
+                                   check_recording, filter_signals, gate_from, stick_cutoff)
 from ..units import velocity_unit
 from .delay import DELAY_SEARCH_SAMPLES
 from .checks import check_torque_range
@@ -183,22 +182,6 @@ def scan_recording(source: RecordingSource, progress: Progress | None = None) ->
     return Scan(count, n, dt, q_min, q_max, qd_any, tau_min, tau_max,
                 spectrum.bandwidth(dt, moves) if count and dt > 0 else np.zeros(n), spectrum.exact,
                 step_min, step_max, repeated, skipped, has_qd, has_qdd)
-
-
-def _check_scan(scan: Scan, source: str, kinds) -> None:
-    """The checks :func:`~dynid.signal.conditioning.condition` makes of a whole recording, on the scan."""
-    dt = scan.dt
-    if not (dt > 0 and math.isfinite(dt)):
-        raise InputDataError(f"{source}, column t: cannot determine the sample period")
-    if dt > 0.05:
-        raise InputDataError(
-            f"{source}, column t: median sample period is {dt:.4g} s (slower than 20 Hz)"
-            + (": t looks like milliseconds" if 0.5 <= dt <= 20 else ""),
-            hint="t must be in seconds; if it is in milliseconds divide it by 1000")
-    for j in range(scan.n_joints):
-        if scan.q_max[j] == scan.q_min[j] and not scan.qd_any[j]:
-            raise InputDataError(f"{source}, column q{j + 1}: joint {j + 1} never moves (constant position)",
-                                 hint="every joint of the model must move during the identification run")
 
 
 # ------------------------------------------------------------------------------------------------ 2. gates
@@ -564,7 +547,7 @@ def identify_stream(source: RecordingSource, plant: Plant, options: IdentifyOpti
     if hasattr(source, "check_ranges"):
         source.check_ranges(scan.q_min, scan.q_max)
     _unsupported(options, source.source, scan.n_samples)
-    _check_scan(scan, source.source, plant.model.joint_kinds)
+    check_recording(scan.dt, scan.q_max > scan.q_min, scan.qd_any if scan.has_qd else None, source.source)
     check_torque_range(scan.tau_min, scan.tau_max, scan.n_samples, source.source, plant.model.joint_kinds)
     if check_cutoff is not None:
         check_cutoff_of(check_cutoff, scan.dt, scan.motion_bandwidth, scan.default_cutoff(ConditioningOptions()),
@@ -592,10 +575,7 @@ def identify_stream(source: RecordingSource, plant: Plant, options: IdentifyOpti
         data = _selection_pass(source, scan, plans, options, default_hz, _span(step, 0.35, 0.55, "choosing"))
         sel = select_auto(None, plant, options, cutoff=options.select_cutoff, friction=plant.auto_friction,
                           ridge=ridge, data=data)
-        options = replace(options, select_cutoff=False, select_regularization=False, prior_regularization=sel.ridge,
-                          conditioning=replace(options.conditioning, cutoff_hz=sel.cutoff_hz))
-        if plant.auto_friction:
-            plant = Plant(plant.model.with_config(friction=sel.friction))
+        plant, options = sel.applied(plant, options)
         notes.append(sel.note())
         selections["selection"] = sel.to_dict()
         fc = sel.cutoff_hz

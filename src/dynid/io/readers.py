@@ -361,19 +361,7 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     if b"\x00" in head:
         raise FileFormatError(f"{src}: contains NUL bytes, not a CSV text file",
                               hint="give a CSV, .npz or .parquet recording")
-    meta, header_line, n_before = read_preamble(path)
-    if header_line is None:
-        raise FileFormatError(f"{src}: the file is empty (no header row)",
-                              hint="the first non-comment row must name the columns: t,q1,...,tau1,...")
-    header = [h.strip().strip('"').strip("'").strip() for h in header_line.split(",")]
-    if any(_is_number(h) for h in header if h):
-        raise FileFormatError(f"{src}: the first row is numbers, not a header",
-                              hint="add a header row naming the columns: t,q1,...,tau1,...")
-    seen: set[str] = set()
-    for h in header:
-        if h and h in seen:
-            raise FileFormatError(f"{src}, column {h!r} appears twice in the header")
-        seen.add(h)
+    meta, header, n_before = csv_header(path)
     ncol = len(header)
     import warnings
 
@@ -405,6 +393,31 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         raise FileFormatError(f"{src}: rows do not have {ncol} comma-separated numbers")  # pragma: no cover
     cols = {h: data[:, k] for k, h in enumerate(header) if h}
     return cols, meta
+
+
+def csv_header(path: str | os.PathLike) -> tuple[dict[str, str], list[str], int]:
+    """A CSV recording's metadata, column names and the number of lines up to its header (checked: a header there,
+    not numbers, no column twice).
+
+    Raises
+    ------
+    FileFormatError
+    """
+    src = str(path)
+    meta, header_line, n_before = read_preamble(path)
+    if header_line is None:
+        raise FileFormatError(f"{src}: the file is empty (no header row)",
+                              hint="the first non-comment row must name the columns: t,q1,...,tau1,...")
+    header = [h.strip().strip('"').strip("'").strip() for h in header_line.split(",")]
+    if any(_is_number(h) for h in header if h):
+        raise FileFormatError(f"{src}: the first row is numbers, not a header",
+                              hint="add a header row naming the columns: t,q1,...,tau1,...")
+    seen: set[str] = set()
+    for h in header:
+        if h and h in seen:
+            raise FileFormatError(f"{src}, column {h!r} appears twice in the header")
+        seen.add(h)
+    return meta, header, n_before
 
 
 def _locate_bad_row(body: list[str], header: list[str], src: str, first_row: int = 0) -> None:

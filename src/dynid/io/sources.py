@@ -27,7 +27,8 @@ from ..models.transmission import Transmission
 from ..recording import Recording, RecordingSource
 from ..threads import num_threads
 from ..units import position_scale
-from .readers import _assemble, _check_units, _is_number, _locate_bad_row, read_preamble, recording_units
+from .readers import (_assemble, _check_units, _is_number, _locate_bad_row, csv_header, read_preamble,
+                      recording_units)
 
 __all__ = ["open_source", "FileSource", "CHUNK_BYTES"]
 
@@ -216,23 +217,10 @@ class FileSource(RecordingSource):
 class _CsvSource(FileSource):
     def __init__(self, path: Path, **kw) -> None:
         super().__init__(path, **kw)
-        meta, header_line, n_before = read_preamble(path)
-        if header_line is None:
-            raise FileFormatError(f"{path}: the file is empty (no header row)",
-                                  hint="the first non-comment row must name the columns: t,q1,...,tau1,...")
-        header = [h.strip().strip('"').strip("'").strip() for h in header_line.split(",")]
-        if any(_is_number(h) for h in header if h):
-            raise FileFormatError(f"{path}: the first row is numbers, not a header",
-                                  hint="add a header row naming the columns: t,q1,...,tau1,...")
-        seen: set[str] = set()
-        for h in header:
-            if h and h in seen:
-                raise FileFormatError(f"{path}, column {h!r} appears twice in the header")
-            seen.add(h)
-        self.meta, self.header = meta, header
-        self.body = _TextBody(path, n_before, header, ",")
+        self.meta, self.header, n_before = csv_header(path)
+        self.body = _TextBody(path, n_before, self.header, ",")
         size = path.stat().st_size
-        self.row_bytes = max(8, len(header_line) + 8)
+        self.row_bytes = max(8, len(",".join(self.header)) + 8)
         self._setup()
         self.n_samples_hint = int(size / self._bytes_per_row())
 
@@ -408,8 +396,6 @@ class _McapSource(FileSource):
 
     def _decide(self) -> None:
         """The whole bag's decisions (a read of every message; :func:`dynid.io.ros2.read_mcap`'s rules)."""
-        from . import ros2
-
         first_msg = next(self._messages(), None)
         if first_msg is None:
             raise FileFormatError(f"{self.source}: topic {self.topic} holds no messages",

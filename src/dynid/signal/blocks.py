@@ -24,8 +24,7 @@ import numpy as np
 
 from .._numeric import median
 from ..recording import Recording
-from .conditioning import (Conditioned, ConditioningOptions, Gate, _shift, default_trim, filter_signals, gate_rows,
-                           stick_cutoff)
+from .conditioning import Conditioned, ConditioningOptions, Gate, _shift, default_trim, filter_signals, gate_rows
 
 __all__ = ["Extended", "extended_blocks", "BlockPlan", "condition_block", "margin_rows", "StepMedian", "Spectrum",
            "Sample", "MARGIN_PERIODS"]

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
            "lowpass", "butterworth_filtfilt", "fft_length", "Filtered", "filter_signals", "Gate", "gate_of", "gate_from",
-           "gate_rows", "stick_velocity", "stick_threshold", "stick_cutoff"]
+           "gate_rows", "stick_velocity", "stick_threshold", "stick_cutoff", "check_recording"]
 
 
 STICK_FACTOR = 3.0
@@ -523,6 +523,28 @@ def gate_rows(f: Filtered, keep: slice, gate: Gate, cutoff: float, dt: float,
     return moving, stuck, near
 
 
+def check_recording(dt: float, q_moves: np.ndarray, qd_moves: np.ndarray | None, source: str) -> None:
+    """What no conditioning repairs: a sample period that cannot be found or is slower than 20 Hz (time in
+    milliseconds, say), a joint that never moves (``q_moves`` per joint: its position changes; ``qd_moves``: its
+    recorded velocity is not all 0, None when not recorded).
+
+    Raises
+    ------
+    InputDataError
+    """
+    if not (dt > 0 and math.isfinite(dt)):
+        raise InputDataError(f"{source}, column t: cannot determine the sample period")
+    if dt > 0.05:
+        raise InputDataError(
+            f"{source}, column t: median sample period is {dt:.4g} s (slower than 20 Hz)"
+            + (": t looks like milliseconds" if 0.5 <= dt <= 20 else ""),
+            hint="t must be in seconds; if it is in milliseconds divide it by 1000")
+    for j in range(len(q_moves)):
+        if not q_moves[j] and (qd_moves is None or not qd_moves[j]):
+            raise InputDataError(f"{source}, column q{j + 1}: joint {j + 1} never moves (constant position)",
+                                 hint="every joint of the model must move during the identification run")
+
+
 def _time_base(rec: Recording, options: ConditioningOptions) -> tuple[TimeBase | None, dict]:
     """Step 0: the recording's cycle grid (None when nothing is repaired) and its summary."""
     N = rec.n_samples
@@ -568,17 +590,8 @@ def condition(rec: Recording, options: ConditioningOptions = ConditioningOptions
     n = rec.n_joints
     kinds = list(joint_kinds) if joint_kinds is not None else ["rotary"] * n
     dt = rec.sample_period
-    if not (dt > 0 and math.isfinite(dt)):
-        raise InputDataError(f"{rec.source}, column t: cannot determine the sample period")
-    if dt > 0.05:
-        raise InputDataError(
-            f"{rec.source}, column t: median sample period is {dt:.4g} s (slower than 20 Hz)"
-            + (": t looks like milliseconds" if 0.5 <= dt <= 20 else ""),
-            hint="t must be in seconds; if it is in milliseconds divide it by 1000")
-    for j in range(n):
-        if np.ptp(rec.q[:, j]) == 0.0 and (rec.qd is None or not np.any(rec.qd[:, j])):
-            raise InputDataError(f"{rec.source}, column q{j + 1}: joint {j + 1} never moves (constant position)",
-                                 hint="every joint of the model must move during the identification run")
+    check_recording(dt, np.ptp(rec.q, axis=0) > 0, None if rec.qd is None else np.any(rec.qd != 0, axis=0),
+                    rec.source)
     tb, time_base = _time_base(rec, options)
     if tb is None:
         q_in, tau, qd_in, qdd_in = rec.q, rec.tau, rec.qd, rec.qdd
