@@ -53,7 +53,7 @@ class Clock:
         used = self.done / self.planned
         if self.budget_s is not None:
             used = max(used, (time.perf_counter() - self.t0) / self.budget_s)
-        self._shown = max(self._shown, 0.05 + 0.8 * min(used, 1.0))
+        self._shown = max(self._shown, min(0.05 + 0.8 * used, 0.85))     # (0.85: the fine grid's check next)
         self.step(stage, self._shown)
 
 
