@@ -169,7 +169,8 @@ class FactoredRows:
 
     Per joint: the R factor of ``[W_j[:, cols_j] | y_j]`` on the columns its rows touch so far (a serial arm's
     joint j: the links from j on and its own friction; the others are zero in its rows), the torque last; the row
-    count; the column sums of ``[W_j | y_j]``.
+    count; the column sums of ``[W_j | y_j]``. The residual's correlation time comes from stretches of consecutive
+    rows kept aside (:meth:`keep_stretch`), or from :attr:`residual_series` where set.
     """
 
     def __init__(self, n_joints: int, n_columns: int) -> None:
@@ -179,6 +180,9 @@ class FactoredRows:
         self.count = np.zeros(n_joints, dtype=np.int64)
         self.col_sum = np.zeros((n_joints, n_columns + 1))
         self.stretches: list[_Stretch] = []
+        self.residual_series = None
+        """Where set: ``residual_series(x)`` gives ``(joint, y_j − W_j x)`` series of consecutive rows (instead of the
+        kept stretches), e.g. rebuilt from the conditioned recording."""
 
     @property
     def n_rows(self) -> int:
@@ -258,8 +262,10 @@ class FactoredRows:
         if not correlation:
             return ss, float("nan")
         taus, counts = [], []
-        for s in self.stretches:
-            taus.append(autocorrelation_time((s.y - s.W @ x) * weights[s.joint]))
-            counts.append(s.y.size)
+        series = (self.residual_series(x) if self.residual_series is not None else
+                  ((st.joint, st.y - st.W @ x) for st in self.stretches))
+        for joint, res in series:
+            taus.append(autocorrelation_time(res * weights[joint]))
+            counts.append(res.size)
         corr = float(np.dot(taus, counts) / max(sum(counts), 1)) if taus else 1.0
         return ss, corr

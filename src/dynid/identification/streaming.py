@@ -6,8 +6,9 @@ pass keeping only what it needs:
 
 1. **scan** — the rows' count, the sample period (the median step), the ranges, the motion bandwidth (the default
    cutoff), and the checks :func:`~dynid.signal.conditioning.condition` makes of a whole recording;
-2. **gates** — for every cutoff the selection may choose, the peak velocity and the velocity noise (a seeded random
-   sample of the high-passed velocity, for its median), hence the velocity and stick thresholds;
+2. **gates** — for every cutoff the selection may choose, the peak velocity and the velocity noise (the median spread
+   of the high-passed velocity: every row's up to ``STREAM_VALUES`` samples × joints, as many rows at seeded random
+   places beyond), hence the velocity and stick thresholds;
 3. **selection** (``cutoff``/``friction``/``regularize`` ``auto``) — at every candidate cutoff, the rows the
    selection scores (:func:`~dynid.identification.select.selection_rows`: a seeded random row in each of 2500
    equal stretches of the recording), conditioned; :func:`~dynid.identification.select.select_auto` chooses on
@@ -23,7 +24,7 @@ pass keeping only what it needs:
 Every block is conditioned by the code that conditions a whole recording, with margins of its neighbours
 (:mod:`dynid.signal.blocks`), so on a recording that fits in memory the streaming numbers match the whole
 recording's when both share the whole-recording decisions (tested to 1e-9); the decisions themselves differ only
-where a streaming statistic is estimated: the velocity noise's median (a random sample of 20 000 values per joint),
+where a streaming statistic is estimated: the velocity noise's median beyond 500 000 samples × joints (then over as many rows, at random places),
 the motion bandwidth beyond 2 M values (Welch's average of 131 072-row segments), the sample period where the
 steps take more than 20 000 distinct values (a sample's median).
 
@@ -44,10 +45,10 @@ from ..errors import ConfigError, IdentifiabilityError, InputDataError
 from ..models.base import Plant
 from ..recording import ArraySource, CachedSource, RecordingSource
 from ..threads import blas_single_threaded, num_threads
-from ..signal.blocks import (BlockPlan, Extended, Sample, Spectrum, StepMedian, condition_block, extended_blocks,
+from ..signal.blocks import (BlockPlan, Extended, PickedRows, Spectrum, StepMedian, condition_block, extended_blocks,
                              margin_rows)
-from ..signal.conditioning import (MAX_CUTOFF_SHARE, Conditioned, ConditioningOptions, butterworth_filtfilt,
-                                   check_recording, filter_signals, gate_from, stick_cutoff)
+from ..signal.conditioning import (MAX_CUTOFF_SHARE, Conditioned, ConditioningOptions, StickCarry,
+                                   butterworth_filtfilt, check_recording, filter_signals, gate_from, stick_cutoff)
 from ..units import velocity_unit
 from .delay import DELAY_SEARCH_SAMPLES
 from .checks import check_torque_range
@@ -56,8 +57,8 @@ from .fit import conditioning_options, estimate
 from .options import IdentifyOptions, check_cutoff_of
 from .regression import build_regression, default_decimation
 from .result import Identification
-from .rows import FactoredRows
-from .select import FACTORS, CandidateData, candidate_cutoffs, select_auto, selection_rows
+from .rows import FactoredRows, joint_rows
+from .select import FACTORS, CandidateData, _specs, candidate_cutoffs, select_auto, selection_rows
 from .summary import LogSummary
 
 __all__ = ["identify_stream", "STREAM_VALUES", "BLOCK_VALUES", "EVIDENCE_WINDOWS", "EVIDENCE_ROWS", "Scan",
@@ -74,8 +75,6 @@ EVIDENCE_ROWS = 40_000
 """Rows of those windows together (each joint's stretches around its largest error and torque extremes come on
 top: ``EXTREME_ROWS`` each)."""
 EXTREME_ROWS = 1000
-NOISE_SAMPLE = 20_000
-"""Values per joint of the random sample whose median gives the velocity noise."""
 REGRESSION_VALUES = 1 << 21
 """Regression rows × parameters built at a time (16 MiB)."""
 STRETCHES = 8
@@ -188,19 +187,29 @@ def scan_recording(source: RecordingSource, progress: Progress | None = None) ->
 
 @dataclass
 class _GateStats:
-    """Running statistics of one cutoff's velocity, for its :class:`~dynid.signal.conditioning.Gate`."""
+    """Running statistics of one cutoff's velocity, for its :class:`~dynid.signal.conditioning.Gate`: peaks and
+    the high-passed velocities whose median spread is the noise (:class:`~dynid.signal.blocks.PickedRows`)."""
 
     n: int
+    n_rows: int
     peak: np.ndarray = field(init=False)
     sq: np.ndarray = field(init=False)
     count: int = 0
-    noise: Sample = field(init=False)
+    noise: PickedRows = field(init=False)
     stick_peak: np.ndarray = field(init=False)
-    stick_noise: Sample = field(init=False)
+    stick_noise: PickedRows = field(init=False)
 
     def __post_init__(self) -> None:
         self.peak, self.sq, self.stick_peak = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
-        self.noise, self.stick_noise = Sample(self.n, NOISE_SAMPLE, 1), Sample(self.n, NOISE_SAMPLE, 3)
+        self.noise = PickedRows(self.n_rows, _noise_rows(self.n), self.n, 1)
+        self.stick_noise = PickedRows(self.n_rows, _noise_rows(self.n), self.n, 3)
+
+
+def _noise_rows(n_joints: int) -> int:
+    """Rows of high-passed velocity whose median spread gives the noise: all of a recording the identification would
+    hold in memory (``STREAM_VALUES``: the noise is then exactly the whole recording's), a random choice of that many
+    beyond."""
+    return max(STREAM_VALUES // max(n_joints, 1), 1000)
 
 
 def _highpass(x: np.ndarray, corner: float, dt: float) -> np.ndarray | None:
@@ -210,7 +219,7 @@ def _highpass(x: np.ndarray, corner: float, dt: float) -> np.ndarray | None:
     return butterworth_filtfilt(x, corner, dt, 4, highpass=True)
 
 
-def _mad(sample: Sample, n: int) -> np.ndarray:
+def _mad(sample: PickedRows, n: int) -> np.ndarray:
     v = sample.values()
     if not v.shape[0]:
         return np.zeros(n)
@@ -222,7 +231,7 @@ def _gate_pass(source: RecordingSource, scan: Scan, plans: dict[float, BlockPlan
     """Pass 2: every plan's gate (velocity thresholds, noise, stick threshold), as
     :func:`~dynid.signal.conditioning.gate_of` decides it from the whole recording."""
     n, dt = scan.n_joints, scan.dt
-    stats = {fc: _GateStats(n) for fc in plans}
+    stats = {fc: _GateStats(n, scan.n_samples) for fc in plans}
     opts = replace(copt, smooth_sign=False, sign_directions=())
 
     def measure(ext: Extended, fc: float) -> None:
@@ -237,14 +246,14 @@ def _gate_pass(source: RecordingSource, scan: Scan, plans: dict[float, BlockPlan
             s.count += qd_k.shape[0]
         hp = _highpass(f.qd, 0.5 * fc, dt)
         if hp is not None:
-            s.noise.add(hp[own])
+            s.noise.add(ext.start, hp[own])
         if f.stick_v is not None:
             v_k = f.stick_v[kept]
             if v_k.size:
                 s.stick_peak = np.maximum(s.stick_peak, np.abs(v_k).max(axis=0))
             hv = _highpass(f.stick_v, 0.5 * stick_cutoff(fc, dt), dt)
             if hv is not None:
-                s.stick_noise.add(hv[own])
+                s.stick_noise.add(ext.start, hv[own])
 
     margin = max(p.noise_margin for p in plans.values())
     with _workers(len(plans)) as pool:
@@ -272,7 +281,7 @@ def _band_noise(source: RecordingSource, scan: Scan, plans: dict[float, BlockPla
     each cutoff (one more read; rare: a cutoff given close to the motion's frequencies)."""
     n, dt = scan.n_joints, scan.dt
     bands = {fc: np.maximum(0.5 * fc, 2.0 * scan.bandwidth) for fc in plans}
-    samples = {fc: Sample(n, NOISE_SAMPLE, 2) for fc in plans if suspect[fc].any()}
+    samples = {fc: PickedRows(scan.n_samples, _noise_rows(n), n, 2) for fc in plans if suspect[fc].any()}
     margin = max(margin_rows(float(bands[fc][suspect[fc]].min()), dt) for fc in samples)
     margin = max(margin, max(plans[fc].noise_margin for fc in samples))
     for ext in _pass(source, scan, margin, step, "measuring the velocity noise"):
@@ -282,7 +291,7 @@ def _band_noise(source: RecordingSource, scan: Scan, plans: dict[float, BlockPla
             for j in np.flatnonzero(suspect[fc]):           # the suspect joints (rare)
                 if bands[fc][j] < 0.49 / dt:
                     hp[:, j] = butterworth_filtfilt(f.qd[:, j], bands[fc][j], dt, 4, highpass=True)
-            samples[fc].add(hp[ext.lo:ext.hi])
+            samples[fc].add(ext.start, hp[ext.lo:ext.hi])
     return {fc: _mad(sample, n) for fc, sample in samples.items()}
 
 
@@ -349,13 +358,13 @@ def _selection_pass(source: RecordingSource, scan: Scan, plans: dict[float, Bloc
     for fc, plan in plans.items():
         idx, pos = selection_rows(_Probe(plan), options)
         picks[fc], positions[fc], gathered[fc] = idx + plan.trim, pos, _Rows()
+    carry = {fc: StickCarry.empty(scan.n_joints) for fc in plans}
+
     def pick(ext: Extended, fc: float) -> None:
         want = picks[fc]
         a, b = np.searchsorted(want, [ext.start, ext.stop])
-        if a == b:
-            return
-        cond = condition_block(ext, plans[fc])
-        if cond is not None:
+        cond = condition_block(ext, plans[fc], carry[fc])     # (every block: the sticks run on from block to block)
+        if cond is not None and a < b:
             gathered[fc].add(cond, want[a:b] - cond.start)
 
     margin = max(p.margin for p in plans.values())
@@ -375,11 +384,11 @@ def _fit_pass(source: RecordingSource, scan: Scan, plan: BlockPlan, plant: Plant
     """Pass 4: the regression of every sample the band needs, compressed (:class:`FactoredRows`)."""
     k = options.decimate or default_decimation(_Probe(plan))
     rows, first = None, None
-    every = max(1, plan.data_length // max(STRETCHES, 1))
-    stretches: list[tuple[Conditioned, int]] = []
+    stretches = _Stretches(plan, scan.n_joints, k)
     summary = LogSummary(scan.n_joints, scan.n_samples, plan.trim, k, plan.gate.threshold)
+    carry = StickCarry.empty(scan.n_joints)
     for ext in _pass(source, scan, plan.margin, step, "fitting"):
-        cond = condition_block(ext, plan)
+        cond = condition_block(ext, plan, carry)
         if cond is None:
             continue
         g0 = cond.start - plan.trim                  # the block's first conditioned row
@@ -394,18 +403,47 @@ def _fit_pass(source: RecordingSource, scan: Scan, plan: BlockPlan, plant: Plant
                 rows, first = FactoredRows(plant.n_joints, plant.n_params), reg
             rows.add(reg.rows.W, reg.rows.y, reg.rows.joint)
             del reg
-        # stretches of consecutive rows for the correlation time: where the block holds the next one's start
-        nxt = len(stretches) * every
-        if len(stretches) < STRETCHES and g0 <= nxt < g0 + cond.data_length:
-            a = nxt - g0
-            stretches.append((_slice(cond, a, a + STRETCH_ROWS), (-(g0 + a)) % k))
+        stretches.offer(cond, g0)
     if rows is None:
         raise InputDataError(f"{source.source}: no rows are left after trimming", hint="record longer")
     _check_motion(summary, plan, source.source, plant.model.joint_kinds)
-    for cond, offset in stretches:
-        reg = build_regression(cond, plant, options, offset=offset, base=first.base)
-        rows.keep_stretch(reg.rows.W, reg.rows.y, reg.rows.joint)
+    rows.residual_series = stretches.series(plant, options, first.base)
     return replace(first, rows=rows, decimation=k), summary.finish()
+
+
+class _Stretches:
+    """Consecutive conditioned rows kept for the fit residual's correlation time (the inflation of the parameters'
+    variance): the whole recording where the identification would hold it in memory (``STREAM_VALUES``: the
+    correlation time is then the whole residual's, as in memory), else ``STRETCHES`` stretches of
+    ``STRETCH_ROWS`` rows spread over it."""
+
+    def __init__(self, plan: BlockPlan, n_joints: int, k: int) -> None:
+        self.whole = plan.data_length * n_joints <= STREAM_VALUES
+        self.every = max(1, plan.data_length // STRETCHES)
+        self.k = k
+        self.pieces: list[tuple[int, Conditioned, int]] = []          # (stretch, rows, fit grid offset)
+
+    def offer(self, cond: Conditioned, g0: int) -> None:
+        """A block's conditioned rows (its first the recording's conditioned row ``g0``)."""
+        if self.whole:
+            self.pieces.append((0, _slice(cond, 0, cond.data_length), (-g0) % self.k))
+            return
+        nxt = len(self.pieces) * self.every            # where the block holds the next stretch's start
+        if len(self.pieces) < STRETCHES and g0 <= nxt < g0 + cond.data_length:
+            a = nxt - g0
+            self.pieces.append((len(self.pieces), _slice(cond, a, a + STRETCH_ROWS), (-(g0 + a)) % self.k))
+
+    def series(self, plant: Plant, options: IdentifyOptions, base):
+        """``series(x)``: each joint's residual ``y − W x`` over each stretch (the pieces of one stretch joined)."""
+        def series(x: np.ndarray):
+            out: dict[tuple[int, int], list[np.ndarray]] = {}
+            for group, cond, offset in self.pieces:
+                reg = build_regression(cond, plant, options, offset=offset, base=base)
+                res = reg.rows.residual(x)
+                for j, sel in enumerate(joint_rows(reg.rows.joint, plant.n_joints)):
+                    out.setdefault((group, j), []).append(res[sel])
+            return [(j, np.concatenate(parts)) for (_, j), parts in out.items()]
+        return series
 
 
 class _Probe:
@@ -498,8 +536,9 @@ def _evaluate_pass(source: RecordingSource, scan: Scan, plan: BlockPlan, plant: 
     full = LogSummary(scan.n_joints, scan.n_samples, plan.trim, summary.decimation, plan.gate.threshold)
     full.excitation_hz = scan.bandwidth
     evidence = _Evidence(plan, scan.n_joints)
+    carry = StickCarry.empty(scan.n_joints)
     for ext in _pass(source, scan, plan.margin, step, "evaluating the model"):
-        cond = condition_block(ext, plan)
+        cond = condition_block(ext, plan, carry)
         if cond is None:
             continue
         tcmd = plant.torque(theta, cond.q, cond.qd, cond.qdd, sign=cond.sign)
@@ -554,7 +593,9 @@ def identify_stream(source: RecordingSource, plant: Plant, options: IdentifyOpti
                         source.source)
     ridge = options.select_regularization and plant.model.prior_parameters() is not None
     selecting = options.select_cutoff or plant.auto_friction or ridge
-    copt = conditioning_options(plant, options)
+    # conditioned as the selection conditions (its first candidate's coupled motors' signs), or as the plant says
+    first = Plant(plant.model.with_config(friction=_specs(plant, plant.auto_friction, None)[0])) if selecting else plant
+    copt = conditioning_options(first, options)
     default_hz = scan.default_cutoff(copt)
     cutoffs = candidate_cutoffs(default_hz, scan.dt, copt, FACTORS if options.select_cutoff else None)
     for fc in cutoffs:

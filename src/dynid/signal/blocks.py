@@ -24,10 +24,11 @@ import numpy as np
 
 from .._numeric import median
 from ..recording import Recording
-from .conditioning import Conditioned, ConditioningOptions, Gate, _shift, default_trim, filter_signals, gate_rows
+from .conditioning import (Conditioned, ConditioningOptions, Gate, StickCarry, _shift, default_trim, filter_signals,
+                           gate_rows)
 
 __all__ = ["Extended", "extended_blocks", "BlockPlan", "condition_block", "margin_rows", "StepMedian", "Spectrum",
-           "Sample", "MARGIN_PERIODS"]
+           "Sample", "PickedRows", "MARGIN_PERIODS"]
 
 MARGIN_PERIODS = 12.0
 """Rows of the neighbouring blocks on each side, in periods of the lowest corner frequency a pass uses."""
@@ -140,16 +141,20 @@ class BlockPlan:
 
     @property
     def noise_margin(self) -> int:
-        return self.margin + margin_rows(0.5 * self.cutoff, self.dt) - margin_rows(self.cutoff, self.dt)
+        """The margin of the velocity noise's pass: the velocity's own margin, then the high-pass at half the
+        cutoff's decay from where that leaves the velocity inexact."""
+        return self.margin + margin_rows(0.5 * self.cutoff, self.dt)
 
     def with_gate(self, gate: Gate) -> "BlockPlan":
         return replace(self, gate=gate)
 
 
-def condition_block(ext: Extended, plan: BlockPlan) -> Conditioned | None:
+def condition_block(ext: Extended, plan: BlockPlan, carry: StickCarry | None = None) -> Conditioned | None:
     """The block's own rows of ``ext`` conditioned as :func:`~dynid.signal.conditioning.condition` conditions the
     whole recording (``plan``: what it decided from the whole), or None where none of them is left after trimming.
-    Without a gate in the plan every row counts as moving and nothing is stuck."""
+    Without a gate in the plan every row counts as moving and nothing is stuck. ``carry``: a pass's slow stretches
+    left open by its previous block (:class:`~dynid.signal.conditioning.StickCarry`; one per pass and cutoff, the
+    blocks in order): a joint at rest for longer than the margins is judged on its whole stretch."""
     lo_valid, hi_valid = plan.trim, plan.n_samples - plan.trim
     own_lo, own_hi = max(lo_valid, ext.start), min(hi_valid, ext.stop)
     if own_hi <= own_lo:
@@ -165,7 +170,8 @@ def condition_block(ext: Extended, plan: BlockPlan) -> Conditioned | None:
     sub = slice(own.start - keep.start, own.stop - keep.start)
     n = ext.q.shape[1]
     if plan.gate is not None:
-        moving, stuck, near = (a[sub] for a in gate_rows(f, keep, plan.gate, plan.cutoff, dt, opts))
+        moving, stuck, near = (a[sub] for a in gate_rows(f, keep, plan.gate, plan.cutoff, dt, opts, carry,
+                                                          ext.first + keep.start))
         gate = plan.gate
     else:
         moving = np.ones((own.stop - own.start, n), dtype=bool)
@@ -237,6 +243,34 @@ class Sample:
             kept = np.concatenate(self.parts)
             kept = kept[self.rng.random(kept.shape[0]) < 0.5]
             self.parts, self.count, self.p = [kept], kept.shape[0], self.p / 2.0
+
+    def values(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.zeros((0, self.columns))
+
+
+class PickedRows:
+    """The values of chosen rows of a recording read in blocks, for medians over the whole recording: every row
+    while it has at most ``limit`` rows (the median is then the whole recording's, exactly), else ``limit`` rows at
+    seeded random places, one in each of ``limit`` equal stretches (no stride that could lock onto a periodic
+    motion). Holds at most ``limit`` rows of ``columns`` values."""
+
+    def __init__(self, n_rows: int, limit: int, columns: int, seed: int = 0) -> None:
+        self.columns = int(columns)
+        self.rows: np.ndarray | None = None
+        if n_rows > limit:
+            edges = np.linspace(0.0, n_rows, int(limit) + 1)
+            u = np.random.default_rng(seed).uniform(size=int(limit))
+            self.rows = np.unique(np.minimum((edges[:-1] + u * np.diff(edges)).astype(np.int64), n_rows - 1))
+        self.parts: list[np.ndarray] = []
+
+    def add(self, first: int, values: np.ndarray) -> None:
+        """Values ``(m, columns)`` of the recording's rows ``first .. first + m - 1``."""
+        values = np.asarray(values, dtype=float).reshape(-1, self.columns)
+        if self.rows is None:
+            self.parts.append(values.copy())
+            return
+        a, b = np.searchsorted(self.rows, [first, first + values.shape[0]])
+        self.parts.append(values[self.rows[a:b] - first])
 
     def values(self) -> np.ndarray:
         return np.concatenate(self.parts) if self.parts else np.zeros((0, self.columns))

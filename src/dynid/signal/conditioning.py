@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ConditioningOptions", "Conditioned", "condition", "motion_bandwidth", "default_cutoff", "default_trim",
            "lowpass", "butterworth_filtfilt", "fft_length", "Filtered", "filter_signals", "Gate", "gate_of", "gate_from",
-           "gate_rows", "stick_velocity", "stick_threshold", "stick_cutoff", "check_recording"]
+           "gate_rows", "stick_velocity", "stick_threshold", "stick_cutoff", "check_recording", "StickCarry"]
 
 
 STICK_FACTOR = 3.0
@@ -365,9 +365,27 @@ def stick_threshold(v: np.ndarray, keep: slice, cutoff: float, dt: float) -> np.
     return np.maximum(0.01 * np.abs(v[keep]).max(axis=0), 2.0 * noise)
 
 
-def _stick(velocity: tuple[np.ndarray, np.ndarray], qdd: np.ndarray, keep: slice, cutoff: float, dt: float):
+@dataclass
+class StickCarry:
+    """A slow stretch running past the rows one block of a long recording showed, per joint (``start``: the
+    recording's row it began on, -1 for none; ``acc``: its peak ``|qdd|`` so far), for the next block
+    (:func:`_stick` ``carry``): a joint standing still for longer than a block's margins is judged on its whole
+    stretch, as on the whole recording."""
+
+    start: np.ndarray
+    acc: np.ndarray
+
+    @classmethod
+    def empty(cls, n_joints: int) -> "StickCarry":
+        return cls(np.full(n_joints, -1, dtype=np.int64), np.zeros(n_joints))
+
+
+def _stick(velocity: tuple[np.ndarray, np.ndarray], qdd: np.ndarray, keep: slice, cutoff: float, dt: float,
+           carry: StickCarry | None = None, first: int = 0):
     """Stuck samples and the samples near them (within ``1/cutoff``), both ``(N_kept, n_joints)``, from the
-    :func:`_stick_velocity` ``velocity`` and the acceleration ``qdd`` (all samples; ``keep`` the kept ones)."""
+    :func:`_stick_velocity` ``velocity`` and the acceleration ``qdd`` (all samples; ``keep`` the kept ones).
+    ``carry``: the slow stretch the previous block of a long recording left open (updated for the next one);
+    ``first``: the recording's row of the first kept sample."""
     v, thr = velocity
     n_keep = v.shape[0]
     stuck = np.zeros((n_keep, v.shape[1]), dtype=bool)
@@ -379,13 +397,24 @@ def _stick(velocity: tuple[np.ndarray, np.ndarray], qdd: np.ndarray, keep: slice
         d = np.diff(np.concatenate([[0], slow.astype(np.int8), [0]]))
         starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
         if not starts.size:
+            if carry is not None:
+                carry.start[j] = -1
             continue
         # every slow stretch's peak acceleration at once: maxima over [start, end) of the disjoint, ordered stretches
         bounds = np.stack([starts, ends], axis=1).ravel()
         acc = np.maximum.reduceat(acc_kept[:, j], bounds[:-1] if bounds[-1] == n_keep else bounds)[::2]
+        length = ends - starts
+        if carry is not None:
+            begun = first + starts                         # the recording's rows the stretches began on
+            if starts[0] == 0 and 0 <= carry.start[j] < first:      # continues the one the last block left open
+                begun[0] = carry.start[j]
+                length[0] += first - carry.start[j]
+                acc[0] = max(acc[0], carry.acc[j])
+            open_ = ends[-1] == n_keep
+            carry.start[j], carry.acc[j] = (begun[-1], acc[-1]) if open_ else (-1, 0.0)
         expected = np.full(acc.shape, np.inf)
         np.divide(2.0 * thr[j], acc, out=expected, where=acc > 0)
-        long = (ends - starts) * dt > STICK_FACTOR * expected + 2 * dt
+        long = length * dt > STICK_FACTOR * expected + 2 * dt
         for a, b in zip(starts[long], ends[long]):
             stuck[a:b, j] = True
             near[max(0, a - reach):b + reach, j] = True
@@ -509,16 +538,17 @@ def gate_from(peak: np.ndarray, noise: np.ndarray, n: int, options: Conditioning
     return Gate(np.asarray(thr, dtype=float), upper, np.asarray(noise, dtype=float), stick)
 
 
-def gate_rows(f: Filtered, keep: slice, gate: Gate, cutoff: float, dt: float,
-              options: ConditioningOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Steps 5–6 on the rows ``keep`` of ``f``: ``(moving, stuck, near)``, each ``(rows, n_joints)`` bool."""
+def gate_rows(f: Filtered, keep: slice, gate: Gate, cutoff: float, dt: float, options: ConditioningOptions,
+              carry: StickCarry | None = None, first: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 5–6 on the rows ``keep`` of ``f``: ``(moving, stuck, near)``, each ``(rows, n_joints)`` bool
+    (``carry``, ``first``: a block of a long recording, :func:`_stick`)."""
     qd_k = f.qd[keep]
     moving = np.abs(qd_k) > gate.threshold
     if gate.upper is not None:
         moving &= np.abs(qd_k) < gate.upper
     stuck = near = np.zeros_like(moving)
     if options.detect_stick and f.stick_v is not None:
-        stuck, near = _stick((f.stick_v[keep], gate.stick_threshold), f.qdd, keep, cutoff, dt)
+        stuck, near = _stick((f.stick_v[keep], gate.stick_threshold), f.qdd, keep, cutoff, dt, carry, first)
         moving &= ~near
     return moving, stuck, near
 
