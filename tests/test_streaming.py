@@ -310,3 +310,21 @@ def test_a_million_row_periodic_crank_log_identifies_from_the_command_line(tmp_p
     assert result["metrics"]["fit_rows"] > 400_000                        # every sample the band needs
     head = json.loads((out / "IDNT1.REC").read_text().splitlines()[0][1:])
     assert head["data_length"] == result["conditioning"]["data_length"] and "windows_s" in head
+
+
+def test_a_long_log_with_repeated_rows_and_skipped_cycles_says_its_time_base_was_not_repaired():
+    """Read in blocks, the time base is not put back on the controller's grid (a recording in memory is): the run
+    says so, with the counts, instead of filtering the rows as equally spaced without a word."""
+    rec = crank(120_000)
+    keep = np.ones(rec.n_samples, dtype=bool)
+    keep[1000::997] = False                                    # skipped cycles
+    t, q, tau = rec.t[keep], rec.q[keep].copy(), rec.tau[keep]
+    rep = np.arange(1500, t.size, 1499)
+    q[rep] = q[rep - 1]                                        # rows repeating the previous one
+    est = dynid.Identifier("rotary3", streaming="always", cutoff=None, friction="viscous+coulomb")
+    est.fit(Recording(t, q, tau, source="logger"))
+    tb = est.model_.conditioning["time_base"]
+    assert tb["repaired"] is False and tb["reason"] == "read in blocks"
+    note = next(n for n in est.model_.info["notes"] if n.startswith("time base not repaired"))
+    assert int(note.split(": ")[1].split(" rows")[0]) >= rep.size            # (and a few equal encoder counts)
+    assert f"{(~keep).sum()} controller cycles were skipped" in note

@@ -123,8 +123,9 @@ class Scan:
                "reason": "read in blocks"}
         if self.repeated_rows or self.skipped_cycles:
             rec["note"] = (f"time base not repaired (the recording was read in blocks): {self.repeated_rows} rows "
-                           f"repeat the previous one in every joint and {self.skipped_cycles} steps skip controller "
-                           "cycles; they were filtered as equally spaced rows")
+                           f"repeat the previous one in every joint and {self.skipped_cycles} controller cycles were "
+                           "skipped; the rows were filtered as equally spaced (a recording held in memory, "
+                           "streaming='never', is put back on the controller's cycle grid)")
         return rec
 
 
@@ -177,7 +178,7 @@ def scan_recording(source: RecordingSource, progress: Progress | None = None) ->
         step("reading", min(count / hint, 1.0) if hint else 0.0)
     dt = steps.median()
     moves = (q_max > q_min) | qd_any
-    skipped = 0
+    skipped = steps.skipped_cycles(dt) if dt > 0 else 0
     return Scan(count, n, dt, q_min, q_max, qd_any, tau_min, tau_max,
                 spectrum.bandwidth(dt, moves) if count and dt > 0 else np.zeros(n), spectrum.exact,
                 step_min, step_max, repeated, skipped, has_qd, has_qdd)

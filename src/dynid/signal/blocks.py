@@ -209,6 +209,20 @@ class StepMedian:
         if len(self.counts) > self.MAX_DISTINCT:
             self.counts = None
 
+    def skipped_cycles(self, period: float) -> int:
+        """Controller cycles of ``period`` the steps skip (a step of ``m`` periods, within a quarter period, skips
+        ``m − 1``): counted exactly from the distinct steps, else estimated from the sample."""
+        if self.counts is not None:
+            values = np.array(list(self.counts), dtype=float)
+            weight = np.array(list(self.counts.values()), dtype=float)
+        else:
+            values = self.sample.values()[:, 0]
+            weight = np.full(values.size, self.n / max(values.size, 1))
+        ratio = values / period
+        m = np.rint(ratio)
+        skip = (m >= 2) & (np.abs(ratio - m) <= 0.25)
+        return int(round(float(np.sum((m[skip] - 1) * weight[skip]))))
+
     def median(self) -> float:
         if not self.n:
             return float("nan")
