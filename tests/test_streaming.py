@@ -328,3 +328,23 @@ def test_a_long_log_with_repeated_rows_and_skipped_cycles_says_its_time_base_was
     note = next(n for n in est.model_.info["notes"] if n.startswith("time base not repaired"))
     assert int(note.split(": ")[1].split(" rows")[0]) >= rep.size            # (and a few equal encoder counts)
     assert f"{(~keep).sum()} controller cycles were skipped" in note
+
+
+def test_npz_blocks_are_the_whole_files_rows(tmp_path):
+    """An .npz recording is read a block of rows at a time from its members (compressed or not); one whose arrays
+    are in Fortran order is read whole."""
+    rec = crank(30_000)
+    qd = np.gradient(rec.q, rec.t, axis=0)
+    for save in (np.savez, np.savez_compressed):
+        path = tmp_path / f"{save.__name__}.npz"
+        save(path, t=rec.t, q=rec.q, tau=rec.tau, dq=qd, meta=np.array("robot: r1"))
+        whole = read_recording(path, n_joints=1)
+        src = open_source(path, n_joints=1, require_tau=True)
+        assert src.n_samples_hint == 30_000 and dict(src.meta) == dict(whole.meta)
+        blocks = list(src.blocks(4321))
+        for name in ("t", "q", "tau", "qd"):
+            np.testing.assert_array_equal(np.concatenate([getattr(b, name) for b in blocks]), getattr(whole, name))
+    fortran = tmp_path / "fortran.npz"
+    np.savez(fortran, t=rec.t, q=np.asfortranarray(np.column_stack([rec.q, rec.q])),
+             tau=np.asfortranarray(np.column_stack([rec.tau, rec.tau])))
+    assert open_source(fortran, n_joints=2) is None

@@ -107,7 +107,7 @@ class Identifier:
     streaming : {"auto", "always", "never"}
         Identify block by block, in memory bounded by the block size (:mod:`dynid.identification.streaming`):
         ``auto`` (default) for recordings of at least ``STREAM_VALUES`` (500 000) samples × joints (CSV, RTDE,
-        Parquet files, ROS 2 bags and recordings in memory; ``.npz`` files are read whole), ``always``, or
+        Parquet, ``.npz`` files, ROS 2 bags and recordings in memory), ``always``, or
         ``never`` (the whole recording in memory). The errors are over every row either way; the diagnoses and
         the REC of a recording read in blocks are on full-rate windows of it.
     """

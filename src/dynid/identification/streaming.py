@@ -28,7 +28,7 @@ where a streaming statistic is estimated: the velocity noise's median beyond 500
 the motion bandwidth beyond 2 M values (Welch's average of 131 072-row segments), the sample period where the
 steps take more than 20 000 distinct values (a sample's median).
 
-Not block by block (a clear error says so): the ``irls`` estimator, ``align``, a payload run, the time-base repair
+Not block by block (a clear error says so): the ``irls`` estimator, ``align``; read whole: a payload run; not done: the time-base repair
 (a note says when the recording has repeated rows or skipped cycles that a recording in memory would have had
 repaired).
 """

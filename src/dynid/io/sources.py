@@ -7,8 +7,9 @@ and data row — so a block is what the whole file's reader would give for those
 (the positions' plausibility in the declared units) is checked on the ranges the first pass finds
 (:meth:`FileSource.check_ranges`). The numbers of a CSV body are parsed by the compiled parser where it is built
 (the same numbers as numpy's), by numpy otherwise; a block's first rows are counted so a bad cell is named by its
-row in the file. ROS 2 bags are read in chunks of messages (:class:`_McapSource`); ``.npz`` recordings are read
-whole (:func:`open_source` returns None for them).
+row in the file. ROS 2 bags are read in chunks of messages (:class:`_McapSource`), ``.npz`` recordings a block of
+rows at a time from the archive's members (:class:`_NpzSource`; one with an array in Fortran order is read whole:
+:func:`open_source` returns None for it).
 """
 
 from __future__ import annotations
@@ -300,6 +301,97 @@ class _ParquetSource(FileSource):
             first += batch.num_rows
 
 
+class _NpzSource(FileSource):
+    """A ``.npz`` recording's arrays read a block of rows at a time, straight from the archive's members (each a
+    ``.npy`` stream: its header, then the rows in C order; compressed or not), so a long recording is never whole
+    in memory. Arrays in Fortran order cannot be read so: :func:`open_source` reads those files whole."""
+
+    KEYS = ("t", "q", "tau", "dq", "ddq", "qd", "qdd")
+
+    def __init__(self, path: Path, **kw) -> None:
+        super().__init__(path, **kw)
+        self.layout = _npz_layout(path)
+        meta = {}
+        if "meta" in self.layout.members:
+            with np.load(path, allow_pickle=False) as z:
+                value = z["meta"]
+                if value.dtype.kind == "U":
+                    meta = {"meta": str(value)}
+        self.meta = meta
+        self._setup()
+        self.n_samples_hint = self.layout.rows
+
+    def _columns(self, rows: int):
+        import zipfile
+
+        lay = self.layout
+        with zipfile.ZipFile(self.path) as zf:
+            streams = {}
+            try:
+                for key in lay.arrays:
+                    fh = zf.open(lay.members[key])
+                    _npy_header(fh)
+                    streams[key] = fh
+                for first in range(0, lay.rows, max(int(rows), 1)):
+                    m = min(int(rows), lay.rows - first)
+                    cols = {}
+                    for key, (dtype, width) in lay.arrays.items():
+                        raw = streams[key].read(m * width * dtype.itemsize)
+                        a = np.frombuffer(raw, dtype=dtype).astype(float).reshape(m, width)
+                        if key == "t":
+                            cols["t"] = a[:, 0]
+                            continue
+                        prefix = {"qd": "dq", "qdd": "ddq"}.get(key, key)
+                        for j in range(width):
+                            cols[f"{prefix}{j + 1}"] = a[:, j]
+                    yield first, cols
+            finally:
+                for fh in streams.values():
+                    fh.close()
+
+
+class _NpzLayout:
+    """Where a ``.npz`` recording's arrays are: archive member by key, ``(dtype, columns)`` by key, the rows."""
+
+    def __init__(self, members: dict, arrays: dict, rows: int) -> None:
+        self.members, self.arrays, self.rows = members, arrays, rows
+
+
+def _npy_header(fh):
+    """The ``(shape, fortran_order, dtype)`` of a ``.npy`` stream, read up to its data."""
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(fh)
+    return np.lib.format.read_array_header_2_0(fh)
+
+
+def _npz_layout(path: Path) -> _NpzLayout | None:
+    """The layout of a ``.npz`` recording read by blocks, or None where it must be read whole (an array in Fortran
+    order, not numeric, or of a shape the whole-file reader reports on)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = {name[:-4]: name for name in zf.namelist() if name.endswith(".npy")}
+            arrays, rows = {}, None
+            for key in _NpzSource.KEYS:
+                if key not in members:
+                    continue
+                with zf.open(members[key]) as fh:
+                    shape, fortran, dtype = _npy_header(fh)
+                if fortran or dtype.kind not in "fiu" or len(shape) not in (1, 2) or (key == "t" and len(shape) != 1):
+                    return None
+                if rows is not None and shape[0] != rows:
+                    return None
+                rows = shape[0]
+                arrays[key] = (dtype, 1 if len(shape) == 1 else shape[1])
+    except Exception:                     # (a damaged archive: the whole-file reader names the problem)
+        return None
+    if "t" not in arrays or rows is None:
+        return None
+    return _NpzLayout(members, arrays, rows)
+
+
 class _McapSource(FileSource):
     """A ROS 2 bag's JointState messages read in chunks of messages (:mod:`dynid.io.ros2`'s rules: joints matched
     by name, header stamps or log times, messages at one time merged, samples without every position dropped).
@@ -495,7 +587,8 @@ def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_k
                 transmission: Transmission | None = None, torque_constants: Sequence[float] | None = None,
                 joint_names: Sequence[str] | None = None, topic: str | None = None) -> FileSource | None:
     """The recording file ``path`` as a :class:`~dynid.recording.RecordingSource` read block by block (the
-    arguments of :func:`~dynid.io.readers.read_recording`), or None for a format read whole (``.npz``).
+    arguments of :func:`~dynid.io.readers.read_recording`), or None for a file read whole (an ``.npz`` whose arrays
+    are in Fortran order).
 
     Raises
     ------
@@ -514,7 +607,9 @@ def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_k
               use_derivatives=use_derivatives, transmission=transmission)
     if path.suffix.lower() == ".mcap" or ros2.is_mcap(path):
         return _McapSource(path, joint_names=joint_names, topic=topic, **kw)
-    if path.is_dir() or path.suffix.lower() == ".npz":
+    if path.suffix.lower() == ".npz":
+        return _NpzSource(path, **kw) if _npz_layout(path) is not None else None
+    if path.is_dir():
         return None
     if path.suffix.lower() in (".parquet", ".pq"):
         return _ParquetSource(path, **kw)
