@@ -340,8 +340,11 @@ class Identifier:
             from ..recording import ArraySource
 
             return ArraySource(self.read(recording, model))
-        from ..io.sources import open_source
+        from ..io.sources import estimated_rows, open_source
 
+        rows = estimated_rows(recording)
+        if mode == "auto" and rows is not None and rows * model.n_joints < STREAM_VALUES:
+            return None                             # (short: read whole, without opening it twice)
         config = model.config
         source = open_source(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
                              require_tau=True, transmission=config.transmission,

@@ -21,6 +21,11 @@ STICK_LIST = 50
 """Sticks whose times are listed per joint (the first ones)."""
 
 
+def _columns(x: np.ndarray) -> np.ndarray:
+    """``(rows, n)`` as ``(n, rows)``, each joint's values contiguous."""
+    return np.ascontiguousarray(np.asarray(x).T)
+
+
 def _runs(flag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     d = np.diff(np.concatenate([[0], flag.astype(np.int8), [0]]))
     return np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
@@ -143,54 +148,63 @@ class LogSummary:
 
     def add(self, cond, tcmd: np.ndarray | None, first: int) -> None:
         """Add the conditioned rows ``cond`` (a block whose first row is row ``first`` of the conditioned recording)
-        and the model torque ``tcmd`` on them (None: the model is not known yet — the torque-error sums stay 0)."""
-        m = cond.moving
+        and the model torque ``tcmd`` on them (None: the model is not known yet — the torque-error sums stay 0).
+
+        (Per joint on contiguous columns: reductions down the rows of a few-column array run about twice slower.)"""
         rows = cond.t.shape[0]
         self.data_length += rows
-        self.moving += m.sum(axis=0)
-        grid = (first + np.arange(rows)) % self.decimation == 0
-        self.fit_rows += int(m[grid].sum())
+        if not rows:
+            return
+        m = _columns(cond.moving)                        # (n, rows), as every array below
         mf = m.astype(float)
+        self.moving += m.sum(axis=1)
+        grid = (first + np.arange(rows)) % self.decimation == 0
+        self.fit_rows += int(m[:, grid].sum())
         if cond.tau is not None:
-            tau = cond.tau
-            self.tau_sq += [np.einsum("ij,ij,ij->j", tau, tau, mf), np.einsum("ij,ij->j", tau, tau)]
-            noise = cond.tau_raw - tau
-            self.noise_sq += [np.einsum("ij,ij,ij->j", noise, noise, mf), np.einsum("ij,ij->j", noise, noise)]
-            self.tau_ref = np.maximum(self.tau_ref, np.where(m, np.abs(tau), 0.0).max(axis=0, initial=0.0))
-            self.tau_raw_min = np.minimum(self.tau_raw_min, cond.tau_raw.min(axis=0, initial=np.inf))
-            self.tau_raw_max = np.maximum(self.tau_raw_max, cond.tau_raw.max(axis=0, initial=-np.inf))
-        if tcmd is not None and cond.tau is not None:
-            te = tcmd - cond.tau
-            self.te_sq += [np.einsum("ij,ij,ij->j", te, te, mf), np.einsum("ij,ij->j", te, te)]
-            err = np.where(m, np.abs(te), -np.inf)
-            self.err_sum += np.where(m, np.abs(te), 0.0).sum(axis=0)
-            k = np.argmax(err, axis=0) if rows else np.zeros(self.n_joints, dtype=int)
-            best = err[k, np.arange(self.n_joints)] if rows else np.full(self.n_joints, -np.inf)
-            better = best > self.err_max
-            self.err_max = np.where(better, best, self.err_max)
-            self.err_row = np.where(better, first + k, self.err_row)
-            self.err_t = np.where(better, cond.t[k] if rows else np.nan, self.err_t)
-        if rows:
-            self.q_min = np.minimum(self.q_min, cond.q.min(axis=0))
-            self.q_max = np.maximum(self.q_max, cond.q.max(axis=0))
-            self.q_raw_min = np.minimum(self.q_raw_min, cond.q_raw.min(axis=0))
-            self.q_raw_max = np.maximum(self.q_raw_max, cond.q_raw.max(axis=0))
-            self.qd_peak = np.maximum(self.qd_peak, np.abs(cond.qd).max(axis=0))
-            self.qdd_peak = np.maximum(self.qdd_peak, np.abs(cond.qdd).max(axis=0))
-            self._count_reversals(cond.qd)
+            tau, raw = _columns(cond.tau), _columns(cond.tau_raw)
+            self.tau_sq += [np.einsum("ji,ji,ji->j", tau, tau, mf), np.einsum("ji,ji->j", tau, tau)]
+            noise = raw - tau
+            self.noise_sq += [np.einsum("ji,ji,ji->j", noise, noise, mf), np.einsum("ji,ji->j", noise, noise)]
+            self.tau_ref = np.maximum(self.tau_ref, (np.abs(tau) * mf).max(axis=1))
+            self.tau_raw_min = np.minimum(self.tau_raw_min, raw.min(axis=1))
+            self.tau_raw_max = np.maximum(self.tau_raw_max, raw.max(axis=1))
+            if tcmd is not None:
+                self._add_errors(_columns(tcmd) - tau, m, mf, cond.t, first)
+        for name, lo, hi in (("q", "q_min", "q_max"), ("q_raw", "q_raw_min", "q_raw_max")):
+            x = _columns(getattr(cond, name))
+            setattr(self, lo, np.minimum(getattr(self, lo), x.min(axis=1)))
+            setattr(self, hi, np.maximum(getattr(self, hi), x.max(axis=1)))
+        qd = _columns(cond.qd)
+        self.qd_peak = np.maximum(self.qd_peak, np.abs(qd).max(axis=1))
+        self.qdd_peak = np.maximum(self.qdd_peak, np.abs(_columns(cond.qdd)).max(axis=1))
+        self._count_reversals(qd)
         if cond.stuck is not None:
+            stuck = _columns(cond.stuck)
             for j in range(self.n_joints):               # per joint; the stretches, not the samples
-                self.sticks[j].add(cond.stuck[:, j], cond.t)
+                self.sticks[j].add(stuck[j], cond.t)
         if cond.near_stuck is not None:
             self.near_stuck += cond.near_stuck.sum(axis=0)
+
+    def _add_errors(self, te: np.ndarray, m: np.ndarray, mf: np.ndarray, t: np.ndarray, first: int) -> None:
+        """The model error ``te`` ``(n, rows)`` of gated rows ``m``: its sums and its largest (row and time)."""
+        self.te_sq += [np.einsum("ji,ji,ji->j", te, te, mf), np.einsum("ji,ji->j", te, te)]
+        err = np.abs(te)
+        self.err_sum += np.einsum("ji,ji->j", err, mf)
+        err[~m] = -np.inf
+        k = np.argmax(err, axis=1)
+        best = err[np.arange(self.n_joints), k]
+        better = best > self.err_max
+        self.err_max = np.where(better, best, self.err_max)
+        self.err_row = np.where(better, first + k, self.err_row)
+        self.err_t = np.where(better, t[k], self.err_t)
 
     def _count_reversals(self, qd: np.ndarray) -> None:
         """Velocity reversals beyond ± the threshold (a sign change of the velocity's non-zero thresholded sign),
         carried from block to block."""
-        thr = self.thresholds if self.thresholds is not None else np.zeros(self.n_joints)
-        s = np.where(qd > thr, 1.0, np.where(qd < -thr, -1.0, 0.0))
+        thr = (self.thresholds if self.thresholds is not None else np.zeros(self.n_joints))[:, None]
+        s = (qd > thr).astype(np.int8) - (qd < -thr).astype(np.int8)      # (n, rows)
         for j in range(self.n_joints):                   # per joint
-            nz = s[:, j][s[:, j] != 0]
+            nz = s[j][s[j] != 0]
             if not nz.size:
                 continue
             self.reversals[j] += np.count_nonzero(np.diff(nz)) + (self._last_sign[j] * nz[0] < 0)

@@ -31,7 +31,7 @@ from ..units import position_scale
 from .readers import (_assemble, _check_units, _is_number, _locate_bad_row, csv_header, read_preamble,
                       recording_units)
 
-__all__ = ["open_source", "FileSource", "CHUNK_BYTES"]
+__all__ = ["open_source", "estimated_rows", "FileSource", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 1 << 23
 """Bytes of a text file read at a time (at least: a block's rows)."""
@@ -580,6 +580,36 @@ class _McapSource(FileSource):
                         cols[f"{prefix}{j + 1}"] = values[f][keep, j]
             yield first, cols
             first += int(keep.sum())
+
+
+def estimated_rows(path: str | os.PathLike) -> int | None:
+    """About how many rows the recording file ``path`` has, without reading it (a text file's size over its first
+    lines' length, a Parquet file's metadata, an ``.npz`` archive's array shapes; None where that cannot be told:
+    a ROS 2 bag, an unreadable file). For choosing whether to read it block by block."""
+    path = Path(path)
+    try:
+        suffix = path.suffix.lower()
+        if path.is_dir():
+            return None
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return int(pq.ParquetFile(path).metadata.num_rows)
+        if suffix == ".npz":
+            layout = _npz_layout(path)
+            return None if layout is None else layout.rows
+        if suffix == ".mcap":
+            return None
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+        if head.startswith(b"\x89MCAP"):
+            return None
+        lines = [x for x in head.splitlines()[1:-1] if x and not x.startswith(b"#")][-200:]
+        if not lines:
+            return 0
+        return int(path.stat().st_size / (np.mean([len(x) + 1 for x in lines])))
+    except Exception:                      # (whatever it is, the reader will say)
+        return None
 
 
 def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_kinds: Sequence[str] | None = None,
