@@ -348,3 +348,36 @@ def test_npz_blocks_are_the_whole_files_rows(tmp_path):
     np.savez(fortran, t=rec.t, q=np.asfortranarray(np.column_stack([rec.q, rec.q])),
              tau=np.asfortranarray(np.column_stack([rec.tau, rec.tau])))
     assert open_source(fortran, n_joints=2) is None
+
+
+def test_a_long_recordings_prediction_block_by_block_equals_the_whole(tmp_path, monkeypatch):
+    """dynid predict of a long log is written block by block (bounded memory): the same torques and errors."""
+    import dynid.signal.stream
+
+    rec = crank(60_000)
+    model = dynid.Identifier("rotary3", cutoff=None, friction="viscous+coulomb").fit(rec).model_
+    whole = model.predict(rec)
+    with monkeypatch.context() as m:
+        m.setattr(dynid.signal.stream, "BLOCK_VALUES", 8192)           # (blocks of 8 192 rows)
+        parts = list(model.predict_blocks(ArraySource(crank(60_000, seed=0))))
+    assert len(parts) > 1
+    np.testing.assert_array_equal(np.concatenate([p.rows for p in parts]), whole.rows)
+    got, peak = np.concatenate([p.tau for p in parts]), np.abs(whole.tau).max()
+    edge = int(5 / (model.cutoff_hz * 1e-3))                # (the whole filter's own wrap at the ends, see above)
+    np.testing.assert_allclose(got[edge:-edge], whole.tau[edge:-edge], rtol=0, atol=1e-9 * peak)
+    np.testing.assert_allclose(got, whole.tau, rtol=0, atol=1e-5 * peak)
+    # the command line on a file long enough to be read in blocks
+    long = crank(520_000)
+    path = _csv(tmp_path, long)
+    model.save(tmp_path / "m")
+    out = tmp_path / "pred.csv"
+    run = subprocess.run([sys.executable, "-m", "dynid.cli.main", "predict", str(tmp_path / "m" / "result.json"),
+                          str(path), "--out", str(out), "--json"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    got = np.loadtxt(out, delimiter=",", skiprows=1)
+    ref = model.predict(long)
+    np.testing.assert_allclose(got[:, 0], ref.t, rtol=1e-8)
+    np.testing.assert_allclose(got[:, 1], ref.tau[:, 0], rtol=0, atol=1e-6 * np.abs(ref.tau).max())
+    report = json.loads(run.stdout)["validation"]
+    assert report["rows"] == ref.t.size
+    assert report["relative_error"] == pytest.approx(ref.relative_error(), rel=1e-6)

@@ -34,7 +34,7 @@ import numpy as np
 from . import __version__
 from ._atomic import commit_files
 from ._json import dumps, jsonable
-from .errors import ConfigError, DynidError, FileFormatError
+from .errors import ConfigError, DynidError, FileFormatError, InputDataError
 from .metrics import nrmse, relative_error_norm
 from .models.base import Plant
 from .recording import Recording
@@ -225,11 +225,47 @@ class FittedModel:
         (the transition as the identification filter sees it) is used. Edge rows inside the filter
         transient are dropped when ``trim``.
         """
+        opts = self._prediction_options(trim)
+        cond = condition(rec, opts, self.model.joint_kinds, require_motion=False)
+        return self._prediction(cond, opts)
+
+    def predict_blocks(self, source, *, trim: bool = True, progress=None):
+        """:meth:`predict` of a recording of any length read block by block (a
+        :class:`~dynid.recording.RecordingSource`): an iterator of :class:`Prediction` of consecutive rows, the same
+        numbers as :meth:`predict` of the whole recording (its velocity noise from every row up to
+        ``STREAM_VALUES`` samples × joints, from as many at random places beyond), in memory bounded by a block.
+        ``progress(stage, fraction)`` is told how far it has read."""
+        from .signal.blocks import BlockPlan, condition_block
+        from .signal.conditioning import StickCarry, check_recording
+        from .signal.stream import blocks_of, cached, measure_gates, scan_recording
+
+        step = progress or (lambda stage, frac: None)
+        source = cached(source)
+        scan = scan_recording(source, lambda stage, frac: step("reading", 0.3 * frac))
+        check_recording(scan.dt, scan.q_max > scan.q_min, scan.qd_any if scan.has_qd else None, source.source)
+        opts = self._prediction_options(trim)
+        cutoff = opts.cutoff_hz if opts.cutoff_hz is not None else scan.default_cutoff(opts)
+        plan = BlockPlan(scan.n_samples, scan.dt, cutoff, replace(opts, cutoff_hz=cutoff),
+                         time_base=scan.time_base_record())
+        if plan.data_length < 1:
+            raise InputDataError(f"{source.source}: {scan.n_samples} samples leave none after trimming {plan.trim} at "
+                                 f"each end for the {cutoff:.3g} Hz filter", hint="record longer")
+        plan = measure_gates(source, scan, {cutoff: plan}, plan.options,
+                             lambda stage, frac: step(stage, 0.3 + 0.3 * frac))[cutoff]
+        carry = StickCarry.empty(scan.n_joints)
+        for ext in blocks_of(source, scan, plan.margin, lambda stage, frac: step(stage, 0.6 + 0.4 * frac),
+                             "model torque"):
+            cond = condition_block(ext, plan, carry)
+            if cond is not None:
+                yield self._prediction(cond, plan.options)
+
+    def _prediction_options(self, trim: bool) -> ConditioningOptions:
         opts = replace(self.conditioning_options(), threshold_fraction=0.0,   # threshold = velocity noise only
                        threshold_noise_factor=SIGN_NOISE_FACTOR)
-        if not trim:
-            opts = replace(opts, trim=0)
-        cond = condition(rec, opts, self.model.joint_kinds, require_motion=False)
+        return opts if trim else replace(opts, trim=0)
+
+    def _prediction(self, cond, opts: ConditioningOptions) -> Prediction:
+        """The model torque on conditioned rows, the Coulomb step at the known velocity signs (:meth:`predict`)."""
         known = np.abs(cond.qd) > cond.velocity_threshold
         sign = np.where(known, np.sign(cond.qd), 0.0)
         if cond.near_stuck is not None and cond.near_stuck.any():

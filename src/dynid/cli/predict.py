@@ -11,6 +11,7 @@ from .._atomic import Staging
 from ..io._fastcsv import format_rows
 from ..io.outputs import report_files
 from ..io.readers import read_recording
+from ..io.sources import long_source
 from .._json import jsonable
 from ..errors import ConfigError
 from ._common import EXIT_OK, Progress, add_units_option, print_json, table
@@ -50,31 +51,34 @@ def run(args) -> int:
         progress(f"reading {Path(args.recording).name}", 0.0)
         fitted = load_model(args)
         model = fitted.model
-        rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds,
-                             units=args.units, require_tau=False, transmission=model.config.transmission,
-                             joint_names=model.config.joint_names, topic=args.topic,
-                             torque_constants=model.config.torque_constants)
-        progress("model torque", 0.4)
-        pred = fitted.predict(rec)
-        if args.report:
-            from ..report import write_validation_report
+        source = long_source(args.recording, model, units=args.units, topic=args.topic)
+        if source is not None:                  # a long recording: block by block, the torques written as they come
+            if args.report:
+                raise ConfigError(f"{args.recording}: --report shows the whole prediction, and this recording is read "
+                                  f"block by block ({source.n_samples_hint} samples or so)",
+                                  hint="drop --report, or predict a cut of the recording for the report")
+            report = _predict_blocks(args, fitted, source, progress.part(0.05, 0.95), staging)
+            staging.commit()
+        else:
+            rec = read_recording(args.recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds,
+                                 units=args.units, require_tau=False, transmission=model.config.transmission,
+                                 joint_names=model.config.joint_names, topic=args.topic,
+                                 torque_constants=model.config.torque_constants)
+            progress("model torque", 0.4)
+            pred = fitted.predict(rec)
+            if args.report:
+                from ..report import write_validation_report
 
-            progress("validation report", 0.7)
-            write_validation_report(args.result, pred, args.report, source=args.recording, staging=staging)
-        progress("writing the torques", 0.85)
-        n = model.n_joints
-        text = (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode() + format_rows(
-            np.column_stack([pred.t, pred.tau]))
-        if args.out:
-            staging.write(args.out, text)
-        staging.commit()                # the torques and the report together
-    if not args.out and not args.json:
-        sys.stdout.write(text.decode())
-    report = None
-    if pred.measured is not None:
-        report = {"nrmse_rms": pred.nrmse("rms"), "nrmse_range": pred.nrmse("range"),
-                  "rmse": np.sqrt(np.mean((pred.tau - pred.measured) ** 2, axis=0)),
-                  "relative_error": pred.relative_error(), "rows": int(pred.t.size)}
+                progress("validation report", 0.7)
+                write_validation_report(args.result, pred, args.report, source=args.recording, staging=staging)
+            progress("writing the torques", 0.85)
+            text = _header(model.n_joints) + format_rows(np.column_stack([pred.t, pred.tau]))
+            if args.out:
+                staging.write(args.out, text)
+            staging.commit()                # the torques and the report together
+            if not args.out and not args.json:
+                sys.stdout.write(text.decode())
+            report = _Errors(model.n_joints).add(pred).report() if pred.measured is not None else None
     if args.json:
         print_json(jsonable({"joints": [j.name for j in model.joints], "validation": report, "out": args.out}))
     elif report is not None:
@@ -85,3 +89,51 @@ def run(args) -> int:
         stream.write(f"relative error ||tau - pred|| / ||tau|| = {100 * report['relative_error']:.2f} % over "
                      f"{report['rows']} rows\n")
     return EXIT_OK
+
+
+def _header(n: int) -> bytes:
+    return (",".join(["t"] + [f"tau{j + 1}" for j in range(n)]) + "\n").encode()
+
+
+def _predict_blocks(args, fitted, source, progress, staging) -> dict | None:
+    """The prediction of a long recording block by block: each block's rows written (``--out``, else stdout) as
+    they come, the errors summed."""
+    out = staging.open(args.out) if args.out else None
+    write = out.write if out is not None else (lambda b: None if args.json else sys.stdout.write(b.decode()))
+    errors = _Errors(fitted.model.n_joints)
+    try:
+        write(_header(fitted.model.n_joints))
+        for pred in fitted.predict_blocks(source, progress=progress):
+            write(bytes(format_rows(np.column_stack([pred.t, pred.tau]), threads=1)))
+            if pred.measured is not None:
+                errors.add(pred)
+    finally:
+        if out is not None:
+            out.close()
+    return errors.report() if errors.rows else None
+
+
+class _Errors:
+    """The prediction's errors against the measured torque, summed over its rows (whole or block by block)."""
+
+    def __init__(self, n: int) -> None:
+        self.rows, self.err2, self.meas2 = 0, np.zeros(n), np.zeros(n)
+        self.lo, self.hi = np.full(n, np.inf), np.full(n, -np.inf)
+
+    def add(self, pred) -> "_Errors":
+        e = pred.tau - pred.measured
+        self.rows += pred.t.size
+        self.err2 += np.einsum("ij,ij->j", e, e)
+        self.meas2 += np.einsum("ij,ij->j", pred.measured, pred.measured)
+        self.lo = np.minimum(self.lo, pred.measured.min(axis=0))
+        self.hi = np.maximum(self.hi, pred.measured.max(axis=0))
+        return self
+
+    def report(self) -> dict:
+        rmse = np.sqrt(self.err2 / max(self.rows, 1))
+        rms = np.sqrt(self.meas2 / max(self.rows, 1))
+        span = self.hi - self.lo
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {"nrmse_rms": rmse / np.where(rms > 0, rms, np.nan),
+                    "nrmse_range": rmse / np.where(span > 0, span, np.nan), "rmse": rmse,
+                    "relative_error": float(np.sqrt(self.err2.sum() / self.meas2.sum())), "rows": int(self.rows)}

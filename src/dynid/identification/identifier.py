@@ -340,17 +340,11 @@ class Identifier:
             from ..recording import ArraySource
 
             return ArraySource(self.read(recording, model))
-        from ..io.sources import estimated_rows, open_source
+        from ..io.sources import long_source
 
-        rows = estimated_rows(recording)
-        if mode == "auto" and rows is not None and rows * model.n_joints < STREAM_VALUES:
-            return None                             # (short: read whole, without opening it twice)
-        config = model.config
-        source = open_source(recording, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=self.units,
-                             require_tau=True, transmission=config.transmission,
-                             torque_constants=config.torque_constants, joint_names=config.joint_names,
-                             topic=self.topic)
-        if source is None or (mode == "auto" and (source.n_samples_hint or 0) * source.n_joints < STREAM_VALUES):
+        source = long_source(recording, model, units=self.units, topic=self.topic, require_tau=True,
+                             always=mode == "always")
+        if source is None:
             return None
         self.units_ = source.units                              # the units the file is read in
         return source

@@ -31,7 +31,7 @@ from ..units import position_scale
 from .readers import (_assemble, _check_units, _is_number, _locate_bad_row, csv_header, read_preamble,
                       recording_units)
 
-__all__ = ["open_source", "estimated_rows", "FileSource", "CHUNK_BYTES"]
+__all__ = ["open_source", "long_source", "estimated_rows", "FileSource", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 1 << 23
 """Bytes of a text file read at a time (at least: a block's rows)."""
@@ -610,6 +610,25 @@ def estimated_rows(path: str | os.PathLike) -> int | None:
         return int(path.stat().st_size / (np.mean([len(x) + 1 for x in lines])))
     except Exception:                      # (whatever it is, the reader will say)
         return None
+
+
+def long_source(path: str | os.PathLike, model, *, units: str | None = None, topic: str | None = None,
+                require_tau: bool = False, always: bool = False) -> FileSource | None:
+    """The recording file ``path`` for ``model`` (its joints, transmission, ``joint_names``, ``torque_constants``) as
+    a block source where it is long — ``STREAM_VALUES`` samples × joints or more, or ``always`` —, else None (read it
+    whole, :func:`~dynid.io.readers.read_recording`)."""
+    from ..signal.stream import STREAM_VALUES
+
+    rows = estimated_rows(path)
+    if not always and rows is not None and rows * model.n_joints < STREAM_VALUES:
+        return None
+    config = model.config
+    source = open_source(path, n_joints=model.n_joints, joint_kinds=model.joint_kinds, units=units,
+                         require_tau=require_tau, transmission=config.transmission,
+                         torque_constants=config.torque_constants, joint_names=config.joint_names, topic=topic)
+    if source is None or (not always and (source.n_samples_hint or 0) * source.n_joints < STREAM_VALUES):
+        return None
+    return source
 
 
 def open_source(path: str | os.PathLike, *, n_joints: int | None = None, joint_kinds: Sequence[str] | None = None,
